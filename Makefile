@@ -1,0 +1,36 @@
+# Two commands for a fresh machine with Python 3.11+ and make:
+#   make train   set up .venv and train Connect Four with the default preset
+#   make test    set up .venv and run the test suite (what CI runs)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+ARGS   ?=
+
+.PHONY: setup train test lint system-deps clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/.installed
+
+# Debian programs the tests drive (GNU Go for the GTP test). Needs root or sudo.
+system-deps:
+	@command -v gnugo >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq gnugo >/dev/null; }
+
+train: setup
+	$(BIN)/jaxzero train $(ARGS)
+
+test: setup system-deps
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q $(ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info

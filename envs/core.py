@@ -1,0 +1,141 @@
+"""The Env contract (pgx-compatible), the State base and the game registry.
+
+Everything here is unbatched: one game, one state. Callers batch with ``jax.vmap``.
+
+A game subclasses :class:`Env` and implements three pure functions:
+
+* ``_init(key) -> State``            the initial position;
+* ``_step(state, action, key) -> State`` the rules for a *legal* action in a live game:
+  the new board, ``current_player``, ``legal_action_mask``, ``rewards``, ``terminated``
+  and ``observation``;
+* ``_observe(state, player) -> Array`` the observation from ``player``'s point of view.
+
+:meth:`Env.step` wraps ``_step`` with the conventions every game shares (pgx's):
+
+* a finished game (terminated or truncated) absorbs: stepping it returns the same state
+  with zero rewards;
+* an illegal action ends the game as a loss for the mover (-1) and a win for the other
+  player (+1), so a batch never needs a host-side legality check;
+* the game is truncated once ``step_count`` reaches ``max_steps`` without a result;
+* the legal mask of a finished game is all ones (never empty: normalising a policy over
+  it cannot divide by zero).
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import jax
+import jax.numpy as jnp
+
+from envs.symmetry import Symmetries
+
+Array = jax.Array
+S = TypeVar("S", bound="State")
+
+
+def state_dataclass(cls: type[S]) -> type[S]:
+    """Make ``cls`` a frozen dataclass registered as a JAX pytree (all fields are data)."""
+    cls = dataclasses.dataclass(frozen=True)(cls)
+    return jax.tree_util.register_dataclass(cls)
+
+
+@state_dataclass
+class State:
+    """Fields every game state has. Games subclass it with ``@state_dataclass``."""
+
+    current_player: Array  # int32 []      player to move, 0 or 1
+    observation: Array  # [*observation_shape] from current_player's point of view
+    legal_action_mask: Array  # bool [A]
+    rewards: Array  # float32 [2]   reward of the last step, per player
+    terminated: Array  # bool []
+    truncated: Array  # bool []
+    step_count: Array  # int32 []      actions taken so far
+
+    def replace(self: S, **changes: Any) -> S:
+        return dataclasses.replace(self, **changes)
+
+
+class Env(abc.ABC):
+    """A two-player game with a fixed action space. Subclasses set the attributes below."""
+
+    id: str
+    num_players: int = 2
+    num_actions: int
+    observation_shape: tuple[int, ...]
+    max_steps: int
+    symmetries: Symmetries
+
+    def init(self, key: Array) -> State:
+        """The initial state. ``key`` seeds games with random set-ups (e.g. shuffles)."""
+        return self._init(key)
+
+    def step(self, state: State, action: Array, key: Array | None = None) -> State:
+        """Play ``action`` for ``state.current_player``; see the module docstring for rules."""
+        if key is None:
+            key = jax.random.key(0)
+        action = jnp.asarray(action, jnp.int32)
+        mover = state.current_player
+        illegal = ~state.legal_action_mask[action]
+
+        nxt = self._step(state, action, key)
+        step_count = state.step_count + 1
+        loss_for_mover = jnp.where(jnp.arange(2) == mover, -1.0, 1.0).astype(jnp.float32)
+        rewards = jnp.where(illegal, loss_for_mover, nxt.rewards)
+        terminated = nxt.terminated | illegal
+        truncated = ~terminated & (step_count >= self.max_steps)
+        legal = nxt.legal_action_mask | terminated | truncated
+        nxt = nxt.replace(
+            rewards=rewards,
+            terminated=terminated,
+            truncated=truncated,
+            legal_action_mask=legal,
+            step_count=step_count,
+        )
+
+        done = state.terminated | state.truncated
+        absorbed = state.replace(rewards=jnp.zeros_like(state.rewards))
+        return jax.tree.map(lambda a, b: jnp.where(done, a, b), absorbed, nxt)
+
+    def observe(self, state: State, player: Array) -> Array:
+        """The observation of ``state`` from ``player``'s point of view."""
+        return self._observe(state, jnp.asarray(player, jnp.int32))
+
+    def render(self, state: State) -> str:
+        """A human-readable picture of one (unbatched) state."""
+        raise TypeError(f"{type(self).__name__} has no text renderer")
+
+    @abc.abstractmethod
+    def _init(self, key: Array) -> State: ...
+
+    @abc.abstractmethod
+    def _step(self, state: State, action: Array, key: Array) -> State: ...
+
+    @abc.abstractmethod
+    def _observe(self, state: State, player: Array) -> Array: ...
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.id!r})"
+
+
+_REGISTRY: dict[str, Callable[..., Env]] = {}
+
+
+def register(env_id: str, factory: Callable[..., Env]) -> None:
+    """Make ``envs.make(env_id)`` build ``factory(**kwargs)``."""
+    _REGISTRY[env_id] = factory
+
+
+def available() -> list[str]:
+    """The ids ``make`` accepts."""
+    return sorted(_REGISTRY)
+
+
+def make(env_id: str, **kwargs: Any) -> Env:
+    """Build a registered game, e.g. ``make("connect_four")``."""
+    if env_id not in _REGISTRY:
+        raise ValueError(f"unknown game {env_id!r}; choose one of: {', '.join(available())}")
+    return _REGISTRY[env_id](**kwargs)

@@ -1,0 +1,93 @@
+"""Tic-tac-toe: the correctness gate.
+
+Actions 0..8 are cells, row-major from the top-left. Player 0 (X) moves first. The
+observation is (3, 3, 2) bool: plane 0 the mover's marks, plane 1 the opponent's.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs import symmetry
+from envs.core import Env, State, register, state_dataclass
+
+Array = jax.Array
+
+# The 8 lines of three, and for each cell the lines through it (padded with line 8,
+# a sentinel that can never be complete).
+_LINES = np.array(
+    [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]],
+    dtype=np.int32,
+)
+_CELL_LINES = np.full((9, 4), 8, dtype=np.int32)
+for _cell in range(9):
+    _through = [i for i, line in enumerate(_LINES) if _cell in line]
+    _CELL_LINES[_cell, : len(_through)] = _through
+# Cells of the lines through each cell: [9, 4, 3]; the sentinel line reads cell 9 (never marked).
+_CELL_LINE_CELLS = np.concatenate([_LINES, [[9, 9, 9]]])[_CELL_LINES]
+
+
+@state_dataclass
+class TicTacToeState(State):
+    board: Array  # int32 [9]   -1 empty, else the player (0 or 1) who marked it
+
+
+class TicTacToe(Env):
+    id = "tic_tac_toe"
+    num_actions = 9
+    observation_shape = (3, 3, 2)
+    max_steps = 9
+    symmetries = symmetry.dihedral(3)
+
+    def _init(self, key: Array) -> TicTacToeState:
+        del key
+        board = jnp.full(9, -1, jnp.int32)
+        player = jnp.int32(0)
+        return TicTacToeState(
+            current_player=player,
+            observation=_observe(board, player),
+            legal_action_mask=jnp.ones(9, jnp.bool_),
+            rewards=jnp.zeros(2, jnp.float32),
+            terminated=jnp.bool_(False),
+            truncated=jnp.bool_(False),
+            step_count=jnp.int32(0),
+            board=board,
+        )
+
+    def _step(self, state: TicTacToeState, action: Array, key: Array) -> TicTacToeState:
+        del key
+        mover = state.current_player
+        board = state.board.at[action].set(mover)
+        mine = jnp.append(board == mover, False)  # [10]: index 9 pads the sentinel line
+        lines = jnp.asarray(_CELL_LINE_CELLS)[action]  # [4, 3]
+        won = mine[lines].all(axis=1).any()
+        full = (board >= 0).all()
+        rewards = jnp.where(won, jnp.where(jnp.arange(2) == mover, 1.0, -1.0), 0.0)
+        nxt = 1 - mover
+        return state.replace(
+            current_player=nxt,
+            observation=_observe(board, nxt),
+            legal_action_mask=board < 0,
+            rewards=rewards.astype(jnp.float32),
+            terminated=won | full,
+            board=board,
+        )
+
+    def _observe(self, state: TicTacToeState, player: Array) -> Array:
+        return _observe(state.board, player)
+
+    def render(self, state: TicTacToeState) -> str:
+        marks = {-1: ".", 0: "X", 1: "O"}
+        board = np.asarray(state.board).reshape(3, 3)
+        rows = [" ".join(marks[int(v)] for v in row) for row in board]
+        return "\n".join(rows)
+
+
+def _observe(board: Array, player: Array) -> Array:
+    planes = jnp.stack([board == player, board == 1 - player], axis=-1)  # [9, 2]
+    return planes.reshape(3, 3, 2)
+
+
+register("tic_tac_toe", TicTacToe)

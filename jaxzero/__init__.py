@@ -1,0 +1,1 @@
+"""jaxzero: AlphaZero machinery over the `envs` API."""
