@@ -6,8 +6,14 @@ state = env.init(jax.random.key(0))
 state = env.step(state, action)
 """
 
-from envs import tic_tac_toe  # noqa: F401  (registers the game)
 from envs.core import Env, State, available, make, register, state_dataclass
 from envs.symmetry import Symmetries
+
+register("tic_tac_toe", "envs.tic_tac_toe:TicTacToe")
+register("connect_four", "envs.connect_four:ConnectFour")
+register("go", "envs.go:Go")
+register("go_6x6", "envs.go:Go", size=6)
+register("go_9x9", "envs.go:Go", size=9)
+register("star_duel", "envs.star_duel:StarDuel")
 
 __all__ = ["Env", "State", "Symmetries", "available", "make", "register", "state_dataclass"]

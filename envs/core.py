@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import importlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -121,12 +122,16 @@ class Env(abc.ABC):
         return f"{type(self).__name__}(id={self.id!r})"
 
 
-_REGISTRY: dict[str, Callable[..., Env]] = {}
+_REGISTRY: dict[str, tuple[Callable[..., Env] | str, dict[str, Any]]] = {}
 
 
-def register(env_id: str, factory: Callable[..., Env]) -> None:
-    """Make ``envs.make(env_id)`` build ``factory(**kwargs)``."""
-    _REGISTRY[env_id] = factory
+def register(env_id: str, factory: Callable[..., Env] | str, **defaults: Any) -> None:
+    """Make ``envs.make(env_id, **kwargs)`` build ``factory(**defaults, **kwargs)``.
+
+    ``factory`` may be a ``"module:attribute"`` string, imported on first use, so that
+    ``import envs`` stays cheap however many games are registered.
+    """
+    _REGISTRY[env_id] = (factory, defaults)
 
 
 def available() -> list[str]:
@@ -135,7 +140,11 @@ def available() -> list[str]:
 
 
 def make(env_id: str, **kwargs: Any) -> Env:
-    """Build a registered game, e.g. ``make("connect_four")``."""
+    """Build a registered game, e.g. ``make("connect_four")`` or ``make("go", size=7)``."""
     if env_id not in _REGISTRY:
         raise ValueError(f"unknown game {env_id!r}; choose one of: {', '.join(available())}")
-    return _REGISTRY[env_id](**kwargs)
+    factory, defaults = _REGISTRY[env_id]
+    if isinstance(factory, str):
+        module, _, attribute = factory.partition(":")
+        factory = getattr(importlib.import_module(module), attribute)
+    return factory(**{**defaults, **kwargs})

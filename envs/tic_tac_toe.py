@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs import symmetry
-from envs.core import Env, State, register, state_dataclass
+from envs.core import Env, State, state_dataclass
 
 Array = jax.Array
 
@@ -88,6 +88,3 @@ class TicTacToe(Env):
 def _observe(board: Array, player: Array) -> Array:
     planes = jnp.stack([board == player, board == 1 - player], axis=-1)  # [9, 2]
     return planes.reshape(3, 3, 2)
-
-
-register("tic_tac_toe", TicTacToe)
