@@ -105,6 +105,23 @@ class Env(abc.ABC):
         """The observation of ``state`` from ``player``'s point of view."""
         return self._observe(state, jnp.asarray(player, jnp.int32))
 
+    def action_to_text(self, action: int) -> str:
+        """An action in the game's own notation (default: its index)."""
+        return str(int(action))
+
+    def text_to_action(self, text: str) -> int:
+        """Parse the game's notation; ValueError with a one-line reason when malformed.
+
+        Only the notation is checked here; whether the move is legal depends on the state.
+        """
+        try:
+            action = int(text.strip())
+        except ValueError:
+            raise ValueError(f"{text.strip()!r} is not an action number") from None
+        if not 0 <= action < self.num_actions:
+            raise ValueError(f"action {action} is outside 0..{self.num_actions - 1}")
+        return action
+
     def render(self, state: State) -> str:
         """A human-readable picture of one (unbatched) state."""
         raise TypeError(f"{type(self).__name__} has no text renderer")

@@ -78,6 +78,16 @@ class TicTacToe(Env):
     def _observe(self, state: TicTacToeState, player: Array) -> Array:
         return _observe(state.board, player)
 
+    def action_to_text(self, action: int) -> str:
+        return str(int(action) + 1)
+
+    def text_to_action(self, text: str) -> int:
+        """Cells are numbered 1-9, row-major from the top-left (like a phone keypad)."""
+        text = text.strip()
+        if not (text.isdigit() and 1 <= int(text) <= 9):
+            raise ValueError(f"{text!r} is not a cell: type a number from 1 to 9")
+        return int(text) - 1
+
     def render(self, state: TicTacToeState) -> str:
         marks = {-1: ".", 0: "X", 1: "O"}
         board = np.asarray(state.board).reshape(3, 3)
