@@ -1,0 +1,264 @@
+"""Every knob of a training run, as frozen dataclasses, with one pinned preset per game.
+
+A :class:`Config` is passed in, never read from globals; it is hashable, so a compiled
+function may close over it. Presets are named, pinned Configs (like a named policy
+version): change a preset and you change what ``jaxzero train GAME`` means.
+
+    config = get_preset("tic_tac_toe")
+    config = apply_overrides(config, {"search.num_simulations": "16", "seed": 3})
+    config_from_dict(config_to_dict(config)) == config
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class NetworkConfig:
+    """The policy/value network (see ``jaxzero.networks``).
+
+    ``kind`` "auto" picks a ResNet for board observations (rank 3, H x W x C) and an MLP
+    for anything else; "resnet" and "mlp" force one ("mlp" flattens a board).
+    """
+
+    kind: str = "auto"  # "auto" | "resnet" | "mlp"
+    num_blocks: int = 2  # ResNet: residual blocks after the stem
+    channels: int = 32  # ResNet: channels of every conv
+    hidden_size: int = 128  # MLP: width of each hidden layer
+    num_layers: int = 2  # MLP: hidden layers
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+    """mctx search. ``kind`` "puct" is AlphaZero's (muzero_policy, Dirichlet root noise);
+    "gumbel" is Gumbel MuZero (gumbel_muzero_policy, sequential halving, completed Q)."""
+
+    kind: str = "gumbel"  # "gumbel" | "puct"
+    num_simulations: int = 32  # per move in self-play
+    eval_simulations: int = 64  # per move when evaluating / playing (noise off)
+    dirichlet_alpha: float = 0.3  # PUCT root noise concentration
+    dirichlet_fraction: float = 0.25  # PUCT root noise weight
+    pb_c_init: float = 1.25  # PUCT exploration constant
+    pb_c_base: float = 19652.0
+    max_num_considered_actions: int = 16  # Gumbel top-k at the root
+    gumbel_scale: float = 1.0  # Gumbel root noise scale in self-play (0 when evaluating)
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfPlayConfig:
+    """Batched self-play: ``batch_size`` games stepped together, ``moves_per_iteration``
+    moves each per iteration. For the first ``temperature_moves`` plies of a game the move
+    is sampled with probability proportional to N(a)^(1/temperature); after that it is the
+    search's greedy choice. ``discount`` is the value-target discount γ (1 = AlphaZero)."""
+
+    batch_size: int = 256  # B
+    moves_per_iteration: int = 16  # T
+    temperature_moves: int = 0
+    temperature: float = 1.0
+    discount: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplayConfig:
+    """Device ring buffer of finished-game positions, sampled uniformly."""
+
+    capacity: int = 100_000  # positions
+    min_size: int = 1_000  # no gradient step until this many positions were written
+    augment: bool = True  # apply a random element of env.symmetries to each sample
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimConfig:
+    """AdamW with global-norm clipping. ``schedule``: "constant" (``learning_rate``
+    throughout) or "cosine" (linear warm-up over ``warmup_steps``, then cosine decay to
+    ``learning_rate * end_lr_factor`` at update ``decay_steps``, constant after)."""
+
+    learning_rate: float = 1e-3
+    schedule: str = "constant"  # "constant" | "cosine"
+    warmup_steps: int = 0
+    decay_steps: int = 10_000
+    end_lr_factor: float = 0.1
+    weight_decay: float = 1e-4
+    max_grad_norm: float = 1.0
+    minibatch_size: int = 256
+    updates_per_iteration: int = 8  # K
+    value_loss_weight: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Knobs of the Python driver around the compiled iteration."""
+
+    iterations: int = 1_000
+    log_every: int = 10
+    checkpoint_every: int = 100
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    game: str = "tic_tac_toe"
+    network: NetworkConfig = NetworkConfig()
+    search: SearchConfig = SearchConfig()
+    selfplay: SelfPlayConfig = SelfPlayConfig()
+    replay: ReplayConfig = ReplayConfig()
+    optim: OptimConfig = OptimConfig()
+    train: TrainConfig = TrainConfig()
+    seed: int = 0
+
+
+PRESETS: dict[str, Config] = {
+    # Small MLP, Gumbel with few simulations: perfect play within a couple of minutes on
+    # two CPU cores (tests/test_gate_tic_tac_toe.py).
+    "tic_tac_toe": Config(
+        game="tic_tac_toe",
+        network=NetworkConfig(kind="mlp", hidden_size=128, num_layers=2),
+        search=SearchConfig(kind="gumbel", num_simulations=16, eval_simulations=64),
+        selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=9),
+        replay=ReplayConfig(capacity=20_000, min_size=512),
+        optim=OptimConfig(
+            learning_rate=3e-3,
+            schedule="constant",
+            minibatch_size=256,
+            updates_per_iteration=4,
+        ),
+        train=TrainConfig(iterations=300, log_every=10, checkpoint_every=100),
+        seed=0,
+    ),
+    "connect_four": Config(
+        game="connect_four",
+        network=NetworkConfig(kind="resnet", num_blocks=4, channels=64),
+        search=SearchConfig(kind="gumbel", num_simulations=32, eval_simulations=128),
+        selfplay=SelfPlayConfig(batch_size=256, moves_per_iteration=16),
+        replay=ReplayConfig(capacity=200_000, min_size=4_096),
+        optim=OptimConfig(
+            learning_rate=2e-3,
+            schedule="cosine",
+            warmup_steps=200,
+            decay_steps=40_000,
+            minibatch_size=256,
+            updates_per_iteration=8,
+        ),
+        train=TrainConfig(iterations=5_000, log_every=10, checkpoint_every=100),
+        seed=0,
+    ),
+}
+
+
+def get_preset(name: str) -> Config:
+    """The pinned Config named ``name``."""
+    if name not in PRESETS:
+        raise ValueError(f"no preset {name!r}; choose one of: {', '.join(sorted(PRESETS))}")
+    return PRESETS[name]
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _leaf_keys(cls: type, prefix: str = "") -> list[str]:
+    keys = []
+    for name, kind in _field_types(cls).items():
+        if dataclasses.is_dataclass(kind):
+            keys += _leaf_keys(kind, f"{prefix}{name}.")
+        else:
+            keys.append(prefix + name)
+    return keys
+
+
+def valid_keys() -> list[str]:
+    """The dotted keys ``apply_overrides`` accepts, e.g. ``"search.num_simulations"``."""
+    return _leaf_keys(Config)
+
+
+def _parse(value: Any, kind: Any, key: str) -> Any:
+    """Convert ``value`` (often a command-line string) to the field type ``kind``."""
+    if isinstance(kind, types.UnionType):
+        kind = next(k for k in typing.get_args(kind) if k is not type(None))
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{key}: expected a boolean, got {value!r}")
+    if kind is int:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError(f"{key}: expected an integer, got {value!r}")
+        try:
+            return int(float(value)) if isinstance(value, str) and "e" in value else int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{key}: expected an integer, got {value!r}") from None
+    if kind is float:
+        if isinstance(value, bool):
+            raise ValueError(f"{key}: expected a number, got {value!r}")
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{key}: expected a number, got {value!r}") from None
+    if kind is str:
+        return str(value)
+    raise TypeError(f"{key}: unsupported field type {kind!r}")
+
+
+def _set(obj: Any, path: list[str], value: Any, key: str) -> Any:
+    types_ = _field_types(type(obj))
+    name = path[0]
+    if name not in types_:
+        raise ValueError(f"unknown config key {key!r}; valid keys: {', '.join(valid_keys())}")
+    kind = types_[name]
+    if len(path) == 1:
+        if dataclasses.is_dataclass(kind):
+            raise ValueError(
+                f"{key!r} is a section, not a value; valid keys: {', '.join(valid_keys())}"
+            )
+        return dataclasses.replace(obj, **{name: _parse(value, kind, key)})
+    if not dataclasses.is_dataclass(kind):
+        raise ValueError(f"unknown config key {key!r}; valid keys: {', '.join(valid_keys())}")
+    return dataclasses.replace(obj, **{name: _set(getattr(obj, name), path[1:], value, key)})
+
+
+def apply_overrides(config: Config, overrides: dict[str, Any]) -> Config:
+    """A copy of ``config`` with dotted keys replaced, values parsed to the field's type.
+
+    ``apply_overrides(c, {"search.num_simulations": "16", "search.kind": "puct"})``.
+    Unknown keys raise ValueError naming the valid keys.
+    """
+    for key, value in overrides.items():
+        config = _set(config, key.split("."), value, key)
+    return config
+
+
+def config_to_dict(config: Config) -> dict[str, Any]:
+    """A JSON-ready nested dict of ``config``."""
+    return dataclasses.asdict(config)
+
+
+def _from_dict(cls: type, data: dict[str, Any], prefix: str) -> Any:
+    if not isinstance(data, dict):
+        raise ValueError(f"{prefix or 'config'}: expected a mapping, got {data!r}")
+    types_ = _field_types(cls)
+    unknown = sorted(set(data) - set(types_))
+    if unknown:
+        names = ", ".join(prefix + k for k in unknown)
+        raise ValueError(f"unknown config keys: {names}; valid keys: {', '.join(valid_keys())}")
+    values = {}
+    for name, value in data.items():
+        kind = types_[name]
+        if dataclasses.is_dataclass(kind):
+            values[name] = _from_dict(kind, value, f"{prefix}{name}.")
+        else:
+            values[name] = _parse(value, kind, prefix + name)
+    return cls(**values)
+
+
+def config_from_dict(data: dict[str, Any]) -> Config:
+    """Inverse of :func:`config_to_dict`; missing keys take their defaults, unknown keys
+    raise ValueError."""
+    return _from_dict(Config, data, "")

@@ -1,0 +1,78 @@
+"""The AlphaZero loss and its optax update.
+
+    loss = CE(π_search, softmax(masked logits)) + c_v · (v - z)²
+
+averaged over the minibatch, where π_search is the search policy stored in replay, the
+network's logits are masked to the legal actions of the (symmetry-mapped) position, and z
+is the outcome target. Weight decay is AdamW's decoupled decay (not an L2 term in the loss).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from jaxzero.config import OptimConfig
+from jaxzero.networks import ApplyFn
+from jaxzero.replay import Batch
+from jaxzero.search import mask_logits
+
+Array = jax.Array
+
+
+def make_schedule(config: OptimConfig) -> optax.Schedule:
+    """Learning rate by update count (see ``OptimConfig``)."""
+    if config.schedule == "constant":
+        return optax.constant_schedule(config.learning_rate)
+    if config.schedule == "cosine":
+        return optax.warmup_cosine_decay_schedule(
+            init_value=0.0 if config.warmup_steps > 0 else config.learning_rate,
+            peak_value=config.learning_rate,
+            warmup_steps=config.warmup_steps,
+            decay_steps=max(config.decay_steps, config.warmup_steps + 1),
+            end_value=config.learning_rate * config.end_lr_factor,
+        )
+    raise ValueError(f"unknown schedule {config.schedule!r}; choose constant or cosine")
+
+
+def make_optimizer(config: OptimConfig) -> optax.GradientTransformation:
+    """clip_by_global_norm(max_grad_norm), then AdamW(schedule, weight_decay)."""
+    return optax.chain(
+        optax.clip_by_global_norm(config.max_grad_norm),
+        optax.adamw(make_schedule(config), weight_decay=config.weight_decay),
+    )
+
+
+def loss_fn(
+    params, apply_fn: ApplyFn, batch: Batch, value_loss_weight: float = 1.0
+) -> tuple[Array, dict[str, Array]]:
+    """The scalar loss and its parts (policy_loss, value_loss, policy_entropy)."""
+    logits, value = apply_fn(params, batch.observation)  # [N, A], [N]
+    log_prior = jax.nn.log_softmax(mask_logits(logits, batch.legal_action_mask), axis=-1)
+    target = batch.policy
+    policy_loss = -jnp.sum(jnp.where(target > 0, target * log_prior, 0.0), axis=-1).mean()
+    value_loss = jnp.mean((value - batch.value_target) ** 2)
+    prior = jnp.exp(log_prior)
+    entropy = -jnp.sum(jnp.where(prior > 0, prior * log_prior, 0.0), axis=-1).mean()
+    loss = policy_loss + value_loss_weight * value_loss
+    return loss, {"policy_loss": policy_loss, "value_loss": value_loss, "policy_entropy": entropy}
+
+
+def make_update_fn(
+    apply_fn: ApplyFn, optimizer: optax.GradientTransformation, config: OptimConfig
+) -> Callable:
+    """``update(params, opt_state, batch) -> (params, opt_state, metrics)``: one step."""
+
+    def update(params, opt_state, batch: Batch):
+        grads, metrics = jax.grad(loss_fn, has_aux=True)(
+            params, apply_fn, batch, config.value_loss_weight
+        )
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        params = optax.apply_updates(params, updates)
+        metrics["grad_norm"] = optax.global_norm(grads)
+        return params, opt_state, metrics
+
+    return update

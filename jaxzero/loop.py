@@ -1,0 +1,170 @@
+"""One training iteration as one compiled function, and the state it threads.
+
+    trainer = make_trainer(config)
+    state = trainer.init(jax.random.key(config.seed))
+    for _ in range(n):
+        state, metrics = trainer.iteration(state)     # one jax.jit, no host round trip
+
+An iteration: T self-play moves of B games (finished games' positions go to replay), then
+K minibatch updates (``lax.scan``), each on ``minibatch_size`` positions sampled uniformly
+from replay with a random symmetry; updates are skipped (parameters unchanged) until the
+buffer holds ``replay.min_size`` positions. Metrics are reduced on device.
+
+``TrainState`` is a plain pytree of arrays (the PRNG key is stored as raw ``uint32`` key
+data), so orbax can save and restore it against ``trainer.init``'s structure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+
+import envs
+from envs.core import Env, state_dataclass
+from jaxzero import learner, networks, replay, selfplay
+from jaxzero.config import Config
+
+Array = jax.Array
+Metrics = dict[str, Array]
+
+
+@state_dataclass
+class TrainState:
+    params: dict  # network variables {"params": ...}
+    opt_state: optax.OptState
+    replay: replay.ReplayBuffer
+    selfplay: selfplay.SelfPlayState
+    key: Array  # uint32 [2]  jax.random.key_data of the loop's key
+    iteration: Array  # int32 []  iterations completed
+    env_steps: Array  # int32 []  self-play moves played (over all games)
+    positions_written: Array  # int32 []  positions written to replay
+    updates: Array  # int32 []  optimizer steps taken
+
+    def replace(self, **changes) -> TrainState:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclasses.dataclass(frozen=True)
+class Trainer:
+    """What ``make_trainer`` builds: the pieces a driver, evaluator or agent needs."""
+
+    config: Config
+    env: Env
+    network: nn.Module
+    apply_fn: networks.ApplyFn
+    optimizer: optax.GradientTransformation
+    init: Callable[[Array], TrainState]
+    iteration: Callable[[TrainState], tuple[TrainState, Metrics]]
+
+
+def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False) -> Trainer:
+    """Build the env, network, optimizer, ``init`` and the jitted ``iteration``.
+
+    ``donate=True`` lets XLA reuse the input TrainState's buffers (less copying of the
+    replay buffer); the caller must then not touch a state after passing it in.
+    """
+    env = envs.make(config.game) if env is None else env
+    network = networks.make_network(config.network, env)
+    apply_fn = networks.make_apply_fn(network)
+    optimizer = learner.make_optimizer(config.optim)
+    play = selfplay.make_selfplay_fn(config, env, apply_fn)
+    update = learner.make_update_fn(apply_fn, optimizer, config.optim)
+    symmetries = env.symmetries if config.replay.augment else None
+    b, t = config.selfplay.batch_size, config.selfplay.moves_per_iteration
+    optim = config.optim
+
+    def init(key: Array) -> TrainState:
+        if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+            key = jax.random.wrap_key_data(key)
+        key, k_params, k_games = jax.random.split(key, 3)
+        params = networks.init_params(network, env, k_params)
+        return TrainState(
+            params=params,
+            opt_state=optimizer.init(params),
+            replay=replay.init_replay(env, config.replay.capacity),
+            selfplay=selfplay.init_selfplay(env, b, k_games),
+            key=jax.random.key_data(key),
+            iteration=jnp.int32(0),
+            env_steps=jnp.int32(0),
+            positions_written=jnp.int32(0),
+            updates=jnp.int32(0),
+        )
+
+    def iteration(state: TrainState) -> tuple[TrainState, Metrics]:
+        key = jax.random.wrap_key_data(state.key)
+        key, k_play, k_learn = jax.random.split(key, 3)
+        sp, buffer, sums = play(state.params, state.selfplay, state.replay, k_play)
+        written = sums["positions_written"].astype(jnp.int32)
+        ready = buffer.size >= config.replay.min_size
+
+        def learn(carry, k):
+            params, opt_state = carry
+            batch = replay.sample(buffer, k, optim.minibatch_size, symmetries)
+            new_params, new_opt_state, m = update(params, opt_state, batch)
+            params, opt_state = jax.tree.map(
+                lambda new, old: jnp.where(ready, new, old),
+                (new_params, new_opt_state),
+                (params, opt_state),
+            )
+            return (params, opt_state), m
+
+        (params, opt_state), learn_metrics = jax.lax.scan(
+            learn,
+            (state.params, state.opt_state),
+            jax.random.split(k_learn, optim.updates_per_iteration),
+        )
+
+        games = sums["games_finished"]
+        per_game = jnp.maximum(games, 1.0)
+        positions = jnp.float32(b * t)
+        readyf = ready.astype(jnp.float32)
+        metrics: Metrics = {
+            "policy_loss": learn_metrics["policy_loss"].mean() * readyf,
+            "value_loss": learn_metrics["value_loss"].mean() * readyf,
+            "policy_entropy": learn_metrics["policy_entropy"].mean() * readyf,
+            "grad_norm": learn_metrics["grad_norm"].mean() * readyf,
+            "kl_search_prior": sums["kl_search_prior_sum"] / positions,
+            "prior_entropy": sums["prior_entropy_sum"] / positions,
+            "search_entropy": sums["search_entropy_sum"] / positions,
+            "root_value": sums["root_value_sum"] / positions,
+            "games_finished": games,
+            "game_length": sums["game_length_sum"] / per_game,
+            "first_player_win_rate": sums["first_player_wins"] / per_game,
+            "draw_rate": sums["draws"] / per_game,
+            "first_player_loss_rate": sums["first_player_losses"] / per_game,
+            "buffer_fill": buffer.size.astype(jnp.float32) / buffer.capacity,
+            "positions_written": (state.positions_written + written).astype(jnp.float32),
+            "updated": readyf,
+        }
+        new_state = TrainState(
+            params=params,
+            opt_state=opt_state,
+            replay=buffer,
+            selfplay=sp,
+            key=jax.random.key_data(key),
+            iteration=state.iteration + 1,
+            env_steps=state.env_steps + b * t,
+            positions_written=state.positions_written + written,
+            updates=state.updates + ready.astype(jnp.int32) * optim.updates_per_iteration,
+        )
+        return new_state, metrics
+
+    return Trainer(
+        config=config,
+        env=env,
+        network=network,
+        apply_fn=apply_fn,
+        optimizer=optimizer,
+        init=init,
+        iteration=jax.jit(iteration, donate_argnums=(0,) if donate else ()),
+    )
+
+
+def make_iteration(config: Config) -> Callable[[TrainState], tuple[TrainState, Metrics]]:
+    """The jitted iteration alone (``make_trainer(config).iteration``)."""
+    return make_trainer(config).iteration

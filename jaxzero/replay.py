@@ -1,0 +1,116 @@
+"""A fixed-capacity ring buffer of training positions, on device.
+
+Positions are written in order at ``(insert_index + i) % capacity`` and overwrite the
+oldest once the buffer is full. Sampling is uniform over the filled part (the AlphaZero
+papers sample uniformly, no prioritisation), and each sampled position is mapped by a
+random element of the game's symmetry group: observation, policy and legal mask alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from envs.core import Env, state_dataclass
+from envs.symmetry import Symmetries
+
+Array = jax.Array
+
+
+@state_dataclass
+class ReplayBuffer:
+    """C = capacity, A = actions."""
+
+    observation: Array  # [C, *observation_shape] env's observation dtype
+    policy: Array  # float32 [C, A]  search policy (training target)
+    value_target: Array  # float32 [C]  outcome z from the mover's view (discounted)
+    legal_action_mask: Array  # bool [C, A]
+    written: Array  # bool [C]  slot holds a position
+    insert_index: Array  # int32 []  next slot to write
+    size: Array  # int32 []  filled slots, min(total written, C)
+
+    def replace(self, **changes) -> ReplayBuffer:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def capacity(self) -> int:
+        return self.policy.shape[0]
+
+
+@state_dataclass
+class Batch:
+    observation: Array  # [N, *observation_shape]
+    policy: Array  # float32 [N, A]
+    value_target: Array  # float32 [N]
+    legal_action_mask: Array  # bool [N, A]
+
+
+def init_replay(env: Env, capacity: int) -> ReplayBuffer:
+    """An empty buffer for ``env``'s positions."""
+    obs = jax.eval_shape(lambda: env.init(jax.random.key(0)).observation)
+    a = env.num_actions
+    return ReplayBuffer(
+        observation=jnp.zeros((capacity, *obs.shape), obs.dtype),
+        policy=jnp.zeros((capacity, a), jnp.float32),
+        value_target=jnp.zeros((capacity,), jnp.float32),
+        legal_action_mask=jnp.zeros((capacity, a), jnp.bool_),
+        written=jnp.zeros((capacity,), jnp.bool_),
+        insert_index=jnp.int32(0),
+        size=jnp.int32(0),
+    )
+
+
+def add(buffer: ReplayBuffer, batch: Batch, valid: Array) -> ReplayBuffer:
+    """Write the rows of ``batch`` [N] where ``valid`` (bool [N]) holds, in order, at the
+    insert index; invalid rows are dropped (fixed shapes: a masked scatter). Writing more
+    than ``capacity`` valid rows at once keeps the ring semantics of one-by-one writes
+    (the later rows win)."""
+    capacity = buffer.capacity
+    valid = valid.astype(jnp.bool_)
+    count = valid.sum(dtype=jnp.int32)
+    offset = jnp.cumsum(valid, dtype=jnp.int32) - 1  # [N] rank among valid rows
+    # Only the last `capacity` valid rows survive a wrap-around; the rest are dropped so
+    # that no two rows target the same slot.
+    keep = valid & (offset >= count - capacity)
+    slot = (buffer.insert_index + offset) % capacity
+    slot = jnp.where(keep, slot, capacity)  # out of bounds -> dropped
+
+    def scatter(store: Array, rows: Array) -> Array:
+        return store.at[slot].set(rows.astype(store.dtype), mode="drop")
+
+    return buffer.replace(
+        observation=scatter(buffer.observation, batch.observation),
+        policy=scatter(buffer.policy, batch.policy),
+        value_target=scatter(buffer.value_target, batch.value_target),
+        legal_action_mask=scatter(buffer.legal_action_mask, batch.legal_action_mask),
+        written=scatter(buffer.written, jnp.ones_like(valid)),
+        insert_index=(buffer.insert_index + count) % capacity,
+        size=jnp.minimum(buffer.size + count, capacity),
+    )
+
+
+def sample(
+    buffer: ReplayBuffer, key: Array, batch_size: int, symmetries: Symmetries | None = None
+) -> Batch:
+    """``batch_size`` positions drawn uniformly (with replacement) from the filled part,
+    each transformed by a uniformly random symmetry element when ``symmetries`` is given.
+    An empty buffer yields slot 0 (all zeros); callers gate updates on ``buffer.size``."""
+    k_index, k_sym = jax.random.split(key)
+    index = jax.random.randint(k_index, (batch_size,), 0, jnp.maximum(buffer.size, 1))
+    batch = Batch(
+        observation=buffer.observation[index],
+        policy=buffer.policy[index],
+        value_target=buffer.value_target[index],
+        legal_action_mask=buffer.legal_action_mask[index],
+    )
+    if symmetries is None or symmetries.size == 1:
+        return batch
+    element = jax.random.randint(k_sym, (batch_size,), 0, symmetries.size)
+    return Batch(
+        observation=jax.vmap(symmetries.transform_observation)(batch.observation, element),
+        policy=jax.vmap(symmetries.transform_actions)(batch.policy, element),
+        value_target=batch.value_target,
+        legal_action_mask=jax.vmap(symmetries.transform_actions)(batch.legal_action_mask, element),
+    )

@@ -1,0 +1,182 @@
+"""mctx search over any Env: the recurrent function, PUCT and Gumbel policies, move choice.
+
+The model mctx plans with is the game itself: a node's embedding is the env state, and
+expanding it steps the env and asks the network for the new position's prior and value.
+mctx backs values up as ``q = reward + discount * value(child)``, every quantity from
+the point of view of the player to move at the *parent*. Hence, for the transition
+``s --a--> s'`` made by ``mover = s.current_player``:
+
+    reward   = s'.rewards[mover]                       (the mover's reward)
+    discount = 0   if s' is terminal or truncated      (nothing follows)
+             = +1  if s'.current_player == mover       (the same player moves again)
+             = -1  otherwise                           (the turn passes: values flip sign)
+    value    = v(s') from s'.current_player's view, 0 at the end
+
+Illegal actions are masked at the root (``invalid_actions``) and inside the tree (prior
+logits set to the dtype's smallest finite value, never ``-inf``, so a softmax over a row
+with a single legal action stays finite).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+from envs.core import Env, State
+from jaxzero.config import SearchConfig
+from jaxzero.networks import ApplyFn
+
+Array = jax.Array
+
+
+def mask_logits(logits: Array, legal_action_mask: Array) -> Array:
+    """Illegal actions get the smallest finite logit of the dtype: [..., A] -> [..., A]."""
+    return jnp.where(legal_action_mask, logits, jnp.finfo(logits.dtype).min)
+
+
+def make_recurrent_fn(env: Env, apply_fn: ApplyFn) -> Callable:
+    """``recurrent_fn(params, key, action [B], state [B]) -> (RecurrentFnOutput, state [B])``."""
+
+    def recurrent_fn(params, key: Array, action: Array, state: State):
+        batch = action.shape[0]
+        mover = state.current_player  # int32 [B]
+        keys = jax.random.split(key, batch)
+        nxt = jax.vmap(env.step)(state, action, keys)
+        logits, value = apply_fn(params, nxt.observation)  # [B, A], [B]
+        done = nxt.terminated | nxt.truncated  # bool [B]
+        reward = jnp.take_along_axis(nxt.rewards, mover[:, None], axis=1)[:, 0]  # [B]
+        same_mover = nxt.current_player == mover
+        discount = jnp.where(done, 0.0, jnp.where(same_mover, 1.0, -1.0))
+        output = mctx.RecurrentFnOutput(
+            reward=reward.astype(jnp.float32),
+            discount=discount.astype(jnp.float32),
+            prior_logits=mask_logits(logits, nxt.legal_action_mask),
+            value=jnp.where(done, 0.0, value).astype(jnp.float32),
+        )
+        return output, nxt
+
+    return recurrent_fn
+
+
+def make_root(params, states: State, apply_fn: ApplyFn) -> mctx.RootFnOutput:
+    """The search root for a batch of states: network prior (masked) and value."""
+    logits, value = apply_fn(params, states.observation)
+    return mctx.RootFnOutput(
+        prior_logits=mask_logits(logits, states.legal_action_mask),
+        value=value.astype(jnp.float32),
+        embedding=states,
+    )
+
+
+def run_search(
+    params,
+    states: State,
+    key: Array,
+    config: SearchConfig,
+    env: Env,
+    apply_fn: ApplyFn,
+    *,
+    num_simulations: int | None = None,
+    noise: bool = True,
+    root: mctx.RootFnOutput | None = None,
+) -> mctx.PolicyOutput:
+    """Search from a batch of states [B] and return mctx's PolicyOutput.
+
+    ``config.kind`` "puct": ``mctx.muzero_policy`` with Dirichlet(α) root noise mixed in
+    at ``dirichlet_fraction`` (0 when ``noise`` is False); ``action_weights`` are the
+    visit-count distribution. "gumbel": ``mctx.gumbel_muzero_policy`` (Gumbel top-k with
+    sequential halving, ``qtransform_completed_by_mix_value``) with Gumbel noise scaled by
+    ``gumbel_scale`` (0 when ``noise`` is False); ``action_weights`` are the improved policy
+    softmax(logits + σ(completed Q)). ``num_simulations`` defaults to the config's
+    self-play count; ``root`` may pass a precomputed :func:`make_root`.
+    """
+    if root is None:
+        root = make_root(params, states, apply_fn)
+    if num_simulations is None:
+        num_simulations = config.num_simulations
+    recurrent_fn = make_recurrent_fn(env, apply_fn)
+    invalid_actions = ~states.legal_action_mask
+    if config.kind == "puct":
+        return mctx.muzero_policy(
+            params,
+            key,
+            root,
+            recurrent_fn,
+            num_simulations,
+            invalid_actions=invalid_actions,
+            dirichlet_fraction=config.dirichlet_fraction if noise else 0.0,
+            dirichlet_alpha=config.dirichlet_alpha,
+            pb_c_init=config.pb_c_init,
+            pb_c_base=config.pb_c_base,
+        )
+    if config.kind == "gumbel":
+        return mctx.gumbel_muzero_policy(
+            params,
+            key,
+            root,
+            recurrent_fn,
+            num_simulations,
+            invalid_actions=invalid_actions,
+            qtransform=mctx.qtransform_completed_by_mix_value,
+            max_num_considered_actions=config.max_num_considered_actions,
+            gumbel_scale=config.gumbel_scale if noise else 0.0,
+        )
+    raise ValueError(f"unknown search kind {config.kind!r}; choose gumbel or puct")
+
+
+def visit_counts(policy_output: mctx.PolicyOutput) -> Array:
+    """Root visit counts N(a): float32 [B, A]."""
+    tree = policy_output.search_tree
+    return tree.children_visits[:, tree.ROOT_INDEX].astype(jnp.float32)
+
+
+def greedy_action(policy_output: mctx.PolicyOutput, kind: str) -> Array:
+    """The search's deterministic choice, int32 [B]: argmax N(a) for PUCT (first of ties);
+    for Gumbel, mctx's ``action`` (the survivor of sequential halving: the argmax of
+    g + logits + σ(completed Q) among the considered actions, which with noise off is the
+    best-evaluated action)."""
+    if kind == "gumbel":
+        return policy_output.action.astype(jnp.int32)
+    return jnp.argmax(visit_counts(policy_output), axis=-1).astype(jnp.int32)
+
+
+def select_action(
+    policy_output: mctx.PolicyOutput,
+    step_count: Array,
+    key: Array,
+    *,
+    kind: str,
+    temperature_moves: int,
+    temperature: float = 1.0,
+) -> Array:
+    """The move to play, int32 [B]: sampled with probability ∝ N(a)^(1/temperature) while
+    ``step_count < temperature_moves`` (exploration early in the game), else
+    :func:`greedy_action`. Only visited actions can be sampled, so an illegal move never is."""
+    counts = visit_counts(policy_output)  # [B, A]
+    logits = jnp.where(
+        counts > 0, jnp.log(jnp.maximum(counts, 1.0)) / temperature, jnp.finfo(jnp.float32).min
+    )
+    sampled = jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+    greedy = greedy_action(policy_output, kind)
+    return jnp.where(step_count < temperature_moves, sampled, greedy)
+
+
+@functools.partial(jax.jit, static_argnames=("config", "env", "apply_fn", "num_simulations"))
+def search_actions(
+    params,
+    states: State,
+    key: Array,
+    config: SearchConfig,
+    env: Env,
+    apply_fn: ApplyFn,
+    num_simulations: int,
+) -> Array:
+    """Noise-free greedy search moves for a batch of states (evaluation, agents)."""
+    output = run_search(
+        params, states, key, config, env, apply_fn, num_simulations=num_simulations, noise=False
+    )
+    return greedy_action(output, config.kind)

@@ -1,0 +1,182 @@
+"""Batched self-play: B games stepped together by ``lax.scan``, persisting across calls.
+
+Each game carries its env state and its trajectory so far (at most ``env.max_steps``
+positions: observation, search policy, legal mask, mover). A call plays T moves of every
+game. When a game ends (terminated or truncated) after the move at ply ``n - 1``, each of
+its positions ``i < n`` is labelled
+
+    value_target_i = γ^(n - 1 - i) · z[mover_i]
+
+where ``z`` is the game's total reward per player and ``mover_i`` the player to move at
+position ``i`` (so the position of the last decision gets ``z`` itself and γ < 1 prefers
+quick wins), all of them are written to the replay buffer in order, and the game restarts
+from ``env.init``. No game is cut off because a call ended: the next call continues it.
+
+The write is one masked scatter of the fixed-shape [B, L] trajectory block per move,
+rows of unfinished games and slots past a game's length being dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+
+from envs.core import Env, State, state_dataclass
+from jaxzero import replay as replay_lib
+from jaxzero import search
+from jaxzero.config import Config
+from jaxzero.networks import ApplyFn
+
+Array = jax.Array
+
+
+@state_dataclass
+class SelfPlayState:
+    """B games, L = env.max_steps, A = actions."""
+
+    env_state: State  # [B] the positions to move from (never finished: games auto-reset)
+    observation: Array  # [B, L, *observation_shape] positions of the current games
+    policy: Array  # float32 [B, L, A] search policies
+    legal_action_mask: Array  # bool [B, L, A]
+    player: Array  # int32 [B, L]  mover at each position
+    length: Array  # int32 [B]  positions recorded in the current game
+    returns: Array  # float32 [B, 2]  rewards summed over the current game
+
+    def replace(self, **changes) -> SelfPlayState:
+        return dataclasses.replace(self, **changes)
+
+
+METRIC_SUMS = (
+    "games_finished",
+    "game_length_sum",
+    "first_player_wins",
+    "draws",
+    "first_player_losses",
+    "kl_search_prior_sum",
+    "prior_entropy_sum",
+    "search_entropy_sum",
+    "root_value_sum",
+    "positions_written",
+)
+
+
+def init_selfplay(env: Env, batch_size: int, key: Array) -> SelfPlayState:
+    """B fresh games with empty trajectories."""
+    states = jax.vmap(env.init)(jax.random.split(key, batch_size))
+    b, length, a = batch_size, env.max_steps, env.num_actions
+    obs = states.observation
+    return SelfPlayState(
+        env_state=states,
+        observation=jnp.zeros((b, length, *obs.shape[1:]), obs.dtype),
+        policy=jnp.zeros((b, length, a), jnp.float32),
+        legal_action_mask=jnp.zeros((b, length, a), jnp.bool_),
+        player=jnp.zeros((b, length), jnp.int32),
+        length=jnp.zeros((b,), jnp.int32),
+        returns=jnp.zeros((b, 2), jnp.float32),
+    )
+
+
+def _entropy(p: Array) -> Array:
+    return -jnp.sum(jnp.where(p > 0, p * jnp.log(jnp.where(p > 0, p, 1.0)), 0.0), axis=-1)
+
+
+def finished_games_batch(sp: SelfPlayState, done: Array, discount: float):
+    """The positions of finished games, flattened game-major: (Batch [B*L], valid [B*L])."""
+    b, n = sp.player.shape
+    ply = jnp.arange(n, dtype=jnp.int32)[None, :]  # [1, L]
+    z = jnp.take_along_axis(sp.returns, sp.player, axis=1)  # [B, L] outcome for each mover
+    plies_after = (sp.length[:, None] - 1 - ply).astype(jnp.float32)  # [B, L]
+    target = z * jnp.power(jnp.float32(discount), jnp.maximum(plies_after, 0.0))
+    valid = done[:, None] & (ply < sp.length[:, None])  # [B, L]
+    batch = replay_lib.Batch(
+        observation=sp.observation.reshape(b * n, *sp.observation.shape[2:]),
+        policy=sp.policy.reshape(b * n, -1),
+        value_target=target.reshape(b * n),
+        legal_action_mask=sp.legal_action_mask.reshape(b * n, -1),
+    )
+    return batch, valid.reshape(b * n)
+
+
+def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
+    """``play(params, sp, buffer, key) -> (sp, buffer, sums)``: T moves of every game.
+
+    ``sums`` maps the names in ``METRIC_SUMS`` to float32 scalars summed over the T moves
+    (outcomes are from the first player's view; KL and entropies summed over positions).
+    """
+    sp_cfg = config.selfplay
+    search_cfg = config.search
+
+    def move(carry, key):
+        params, sp, buffer = carry
+        k_search, k_act, k_env, k_reset = jax.random.split(key, 4)
+        states = sp.env_state
+        b = states.current_player.shape[0]
+        rows = jnp.arange(b)
+
+        root = search.make_root(params, states, apply_fn)
+        output = search.run_search(params, states, k_search, search_cfg, env, apply_fn, root=root)
+        action = search.select_action(
+            output,
+            states.step_count,
+            k_act,
+            kind=search_cfg.kind,
+            temperature_moves=sp_cfg.temperature_moves,
+            temperature=sp_cfg.temperature,
+        )
+
+        at = sp.length  # [B]
+        sp = sp.replace(
+            observation=sp.observation.at[rows, at].set(states.observation),
+            policy=sp.policy.at[rows, at].set(output.action_weights),
+            legal_action_mask=sp.legal_action_mask.at[rows, at].set(states.legal_action_mask),
+            player=sp.player.at[rows, at].set(states.current_player),
+            length=at + 1,
+        )
+        nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
+        sp = sp.replace(returns=sp.returns + nxt.rewards)
+        done = nxt.terminated | nxt.truncated  # bool [B]
+
+        batch, valid = finished_games_batch(sp, done, sp_cfg.discount)
+        buffer = replay_lib.add(buffer, batch, valid)
+
+        fresh = jax.vmap(env.init)(jax.random.split(k_reset, b))
+        env_state = jax.tree.map(
+            lambda f, n: jnp.where(done.reshape(-1, *[1] * (n.ndim - 1)), f, n), fresh, nxt
+        )
+
+        prior = jax.nn.softmax(root.prior_logits, axis=-1)  # [B, A]
+        weights = output.action_weights
+        log_ratio = jnp.log(jnp.where(weights > 0, weights, 1.0)) - jnp.log(
+            jnp.maximum(prior, jnp.finfo(jnp.float32).tiny)
+        )
+        kl = jnp.sum(jnp.where(weights > 0, weights * log_ratio, 0.0), axis=-1)
+        outcome = sp.returns[:, 0]
+        donef = done.astype(jnp.float32)
+        sums = {
+            "games_finished": donef.sum(),
+            "game_length_sum": (donef * sp.length).sum(),
+            "first_player_wins": (donef * (outcome > 0)).sum(),
+            "draws": (donef * (outcome == 0)).sum(),
+            "first_player_losses": (donef * (outcome < 0)).sum(),
+            "kl_search_prior_sum": kl.sum(),
+            "prior_entropy_sum": _entropy(prior).sum(),
+            "search_entropy_sum": _entropy(weights).sum(),
+            "root_value_sum": root.value.sum(),
+            "positions_written": valid.sum().astype(jnp.float32),
+        }
+        sp = sp.replace(
+            env_state=env_state,
+            length=jnp.where(done, 0, sp.length),
+            returns=jnp.where(done[:, None], 0.0, sp.returns),
+        )
+        return (params, sp, buffer), sums
+
+    def play(params, sp: SelfPlayState, buffer, key: Array):
+        keys = jax.random.split(key, sp_cfg.moves_per_iteration)
+        (_, sp, buffer), sums = jax.lax.scan(move, (params, sp, buffer), keys)
+        return sp, buffer, jax.tree.map(lambda x: x.sum().astype(jnp.float32), sums)
+
+    return play
