@@ -1,0 +1,108 @@
+"""A trained player for any caller: the CLI, the GTP engine, evaluation, tests, users.
+
+    agent = jaxzero.load_agent("runs/connect_four")        # a run directory
+    agent = jaxzero.load_agent("runs/connect_four/checkpoints/300")   # one checkpoint
+    logits, value = agent.evaluate(states)                 # [B, A] masked, [B]
+    actions = agent.act(states, key, num_simulations=64, search="puct")   # int32 [B]
+
+Everything is batched over env states of the agent's game; ``act`` is greedy and
+noise-free (the same search the arena and evaluation use).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import jax
+
+from envs.core import Env, State
+from jaxzero import search as search_lib
+from jaxzero.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
+from jaxzero.config import Config, config_from_dict
+from jaxzero.loop import make_trainer
+from jaxzero.networks import ApplyFn
+
+Array = jax.Array
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Agent:
+    config: Config
+    env: Env
+    params: Any  # network variables
+    apply_fn: ApplyFn
+    iteration: int  # training iteration the parameters come from
+
+    def evaluate(self, states: State) -> tuple[Array, Array]:
+        """Raw network output for a batch: logits [B, A] (illegal masked), value [B]."""
+        return _evaluate(self.params, states, self.apply_fn)
+
+    def act(
+        self,
+        states: State,
+        key: Array,
+        num_simulations: int | None = None,
+        search: str | None = None,
+    ) -> Array:
+        """Greedy, noise-free search moves for a batch of states: int32 [B].
+
+        ``num_simulations`` defaults to the config's ``eval_simulations``; ``search``
+        ("gumbel" or "puct") to the kind the agent was trained with.
+        """
+        config = self.config.search
+        if search is not None:
+            if search not in ("gumbel", "puct"):
+                raise ValueError(f"unknown search {search!r}; choose gumbel or puct")
+            config = dataclasses.replace(config, kind=search)
+        n = config.eval_simulations if num_simulations is None else int(num_simulations)
+        return search_lib.search_actions(
+            self.params, states, key, config, self.env, self.apply_fn, n
+        )
+
+
+@functools.partial(jax.jit, static_argnames=("apply_fn",))
+def _evaluate(params: Any, states: State, apply_fn: ApplyFn) -> tuple[Array, Array]:
+    logits, value = apply_fn(params, states.observation)
+    return search_lib.mask_logits(logits, states.legal_action_mask), value
+
+
+def _locate(path: Path) -> tuple[Path, int | None]:
+    """(run directory, checkpoint step or None for the latest) from a user's path."""
+    if (path / "config.json").exists():
+        return path, None
+    if path.name.isdigit() and path.parent.name == CHECKPOINT_DIR:
+        return path.parent.parent, int(path.name)
+    if path.name == CHECKPOINT_DIR:
+        return path.parent, None
+    raise CheckpointError(
+        f"{path} is neither a run directory (with config.json) nor a checkpoint "
+        f"(RUN/{CHECKPOINT_DIR}/N); pass the --out directory of a `jaxzero train` run"
+    )
+
+
+def load_agent(path: str | Path, *, step: int | None = None) -> Agent:
+    """The agent of a run directory (latest checkpoint) or of one checkpoint directory."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"{path} does not exist; pass the --out directory of a run")
+    run_dir, found_step = _locate(path)
+    step = found_step if step is None else step
+    try:
+        config = config_from_dict(json.loads((run_dir / "config.json").read_text()))
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"{run_dir / 'config.json'} is unreadable ({error})") from None
+    trainer = make_trainer(config)
+    abstract = jax.eval_shape(trainer.init, jax.random.key(0))
+    with Checkpointer(run_dir) as checkpointer:
+        state, _ = checkpointer.restore(abstract, step)
+    return Agent(
+        config=config,
+        env=trainer.env,
+        params=state.params,
+        apply_fn=trainer.apply_fn,
+        iteration=int(state.iteration),
+    )

@@ -1,0 +1,113 @@
+"""Checkpoints of a whole training run, with orbax.
+
+A checkpoint is everything needed to continue exactly: the TrainState pytree (params,
+optimiser state, replay buffer, in-progress games, RNG key, counters) and the config as
+JSON. Orbax writes each step into a temporary directory and renames it when complete, so
+a crash during a save leaves the previous checkpoints intact; an unfinished step is
+never listed.
+
+Typed PRNG keys (``jax.random.key``) are stored as their raw key data and re-wrapped on
+restore, so any TrainState that JAX can hold can be saved.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jax
+import orbax.checkpoint as ocp
+
+CHECKPOINT_DIR = "checkpoints"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint is missing or unreadable; the message says what to do."""
+
+
+def _is_key(x: Any) -> bool:
+    return hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def _to_storable(tree: Any) -> Any:
+    return jax.tree.map(lambda x: jax.random.key_data(x) if _is_key(x) else x, tree)
+
+
+def _storable_target(abstract: Any) -> Any:
+    def target(x: Any) -> Any:
+        return jax.eval_shape(jax.random.key_data, x) if _is_key(x) else x
+
+    return jax.tree.map(target, abstract)
+
+
+def _from_storable(tree: Any, abstract: Any) -> Any:
+    def restore(x: Any, like: Any) -> Any:
+        if _is_key(like):
+            return jax.random.wrap_key_data(x)  # the default key implementation
+        return x
+
+    return jax.tree.map(restore, tree, abstract)
+
+
+class Checkpointer:
+    """Saves and restores TrainState snapshots under ``run_dir/checkpoints/<iteration>``."""
+
+    def __init__(self, run_dir: str | Path, *, max_to_keep: int = 3):
+        self.directory = Path(run_dir).absolute() / CHECKPOINT_DIR
+        self._manager = ocp.CheckpointManager(
+            self.directory,
+            options=ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True),
+        )
+
+    def steps(self) -> list[int]:
+        return list(self._manager.all_steps())
+
+    def latest_step(self) -> int | None:
+        return self._manager.latest_step()
+
+    def save(self, step: int, state: Any, config: dict[str, Any]) -> None:
+        """Write ``state`` and ``config`` as checkpoint ``step`` and wait until it is on disk."""
+        self._manager.save(
+            step,
+            args=ocp.args.Composite(
+                state=ocp.args.StandardSave(_to_storable(state)),
+                config=ocp.args.JsonSave(config),
+            ),
+            force=True,
+        )
+        self._manager.wait_until_finished()
+
+    def restore(self, abstract_state: Any, step: int | None = None) -> tuple[Any, dict[str, Any]]:
+        """Read checkpoint ``step`` (default: the latest) shaped like ``abstract_state``."""
+        step = self.latest_step() if step is None else step
+        if step is None:
+            raise CheckpointError(f"no checkpoint in {self.directory}; start a new run instead")
+        if step not in self.steps():
+            raise CheckpointError(
+                f"no checkpoint {step} in {self.directory}; available: {self.steps()}"
+            )
+        abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
+        try:
+            restored = self._manager.restore(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardRestore(_storable_target(abstract)),
+                    config=ocp.args.JsonRestore(),
+                ),
+            )
+        except Exception as error:  # orbax raises many types for damaged files
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise CheckpointError(
+                f"checkpoint {step} in {self.directory} is unreadable ({reason}); "
+                f"delete that folder to resume from an earlier one"
+            ) from error
+        return _from_storable(restored.state, abstract_state), restored.config
+
+    def close(self) -> None:
+        self._manager.close()
+
+    def __enter__(self) -> Checkpointer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,195 @@
+"""The ``jaxzero`` command line: train, play, eval, gtp, report.
+
+Errors a user can fix (unknown game or option, a run directory in the way, a damaged
+checkpoint) print one line saying what is wrong and how to fix it, and exit with 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    no_args_is_help=True,
+    help="jaxzero: AlphaZero in JAX. Train an agent, play against it, measure it.",
+)
+console = Console(stderr=True)
+
+DEFAULT_GAME = "connect_four"
+
+
+@app.callback()
+def _commands() -> None:
+    """jaxzero: AlphaZero in JAX. Train an agent, play against it, measure it."""
+
+
+class UsageError(Exception):
+    """A mistake the user can fix; printed as one line."""
+
+
+def _fail(message: str) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _parse_overrides(pairs: list[str]) -> dict[str, str]:
+    overrides = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"override {pair!r} is not KEY=VALUE (e.g. search.num_simulations=16)")
+        overrides[name] = value
+    return overrides
+
+
+@app.command()
+def train(
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[GAME] [KEY=VALUE]...",
+            help="Game preset (default connect_four), then config overrides such as "
+            "search.num_simulations=16",
+        ),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory [default: runs/GAME]")] = None,
+    seconds: Annotated[float | None, typer.Option(help="Stop after this many seconds")] = None,
+    iterations: Annotated[
+        int | None, typer.Option(help="Stop when the run reaches this many iterations")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the run in the run directory")] = False,
+    force: Annotated[bool, typer.Option(help="Delete the run directory and start over")] = False,
+) -> None:
+    """Train an agent by self-play. With no arguments: Connect Four, default preset."""
+    from jaxzero import config as config_lib
+    from jaxzero.checkpoint import CheckpointError
+    from jaxzero.train import RunDirError
+    from jaxzero.train import train as run_training
+
+    args = list(args or [])
+    game = args.pop(0) if args and "=" not in args[0] else DEFAULT_GAME
+    run_dir = out if out is not None else Path("runs") / game
+    try:
+        parsed = _parse_overrides(args)
+        if resume:
+            if parsed:
+                raise UsageError("overrides cannot change a run being resumed; drop them")
+            config = None
+        else:
+            config = config_lib.apply_overrides(config_lib.get_preset(game), parsed)
+    except (UsageError, ValueError) as error:
+        _fail(str(error))
+
+    def show(metrics: dict[str, float]) -> None:
+        console.print(_progress_line(metrics), highlight=False)
+
+    console.print(f"training {game} in {run_dir} (Ctrl-C stops and saves a checkpoint)")
+    try:
+        result = run_training(
+            run_dir,
+            config,
+            seconds=seconds,
+            iterations=iterations,
+            resume=resume,
+            force=force,
+            on_log=show,
+        )
+    except (RunDirError, CheckpointError, ValueError) as error:
+        _fail(str(error))
+    how = "interrupted" if result.interrupted else "stopped"
+    console.print(
+        f"{how} at iteration {result.iterations} after {result.seconds:.0f}s; "
+        f"checkpoint saved in {run_dir / 'checkpoints'}"
+    )
+    console.print(f"resume:  jaxzero train --resume --out {run_dir}")
+    console.print(f"play:    jaxzero play --checkpoint {run_dir}")
+
+
+@app.command()
+def play(
+    game: Annotated[str | None, typer.Argument(help="Game (default: the checkpoint's)")] = None,
+    checkpoint: Annotated[
+        Path | None, typer.Option(help="Run directory or checkpoint [default: runs/GAME]")
+    ] = None,
+    human: Annotated[str, typer.Option(help="Play first or second")] = "first",
+    simulations: Annotated[
+        int | None, typer.Option(help="Search simulations per agent move")
+    ] = None,
+    search: Annotated[str | None, typer.Option(help="gumbel or puct")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the game's randomness")] = 0,
+) -> None:
+    """Play a game against a trained agent (works through a pipe too)."""
+    from jaxzero.agent import load_agent
+    from jaxzero.checkpoint import CheckpointError
+    from jaxzero.play import InputEnded, play_game
+
+    if human not in ("first", "second"):
+        _fail(f"--human must be first or second, not {human!r}")
+    if checkpoint is None:
+        if game is None:
+            _fail("say which agent to play: jaxzero play GAME, or --checkpoint RUN_DIR")
+        checkpoint = Path("runs") / game
+    try:
+        agent = load_agent(checkpoint)
+    except CheckpointError as error:
+        _fail(str(error))
+    if game is not None and game != agent.config.game:
+        _fail(f"{checkpoint} holds a {agent.config.game} agent, not {game}")
+    try:
+        play_game(
+            agent.env,
+            agent,
+            human=0 if human == "first" else 1,
+            num_simulations=simulations or agent.config.search.eval_simulations,
+            search=search or agent.config.search.kind,
+            seed=seed,
+            stdin=sys.stdin,
+            stdout=sys.stdout,
+        )
+    except InputEnded as error:
+        _fail(str(error))
+    except ValueError as error:
+        _fail(str(error))
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="A run directory")]) -> None:
+    """Write figures (PNG) and a markdown summary of a run into RUN_DIR/report."""
+    from jaxzero.report import ReportError, write_report
+
+    try:
+        out = write_report(run_dir)
+    except ReportError as error:
+        _fail(str(error))
+    console.print(f"report written to {out / 'summary.md'}")
+
+
+def _progress_line(m: dict[str, float]) -> str:
+    parts = [f"it {int(m['iteration']):>5}", f"{m['elapsed']:>6.0f}s"]
+    for name, label, fmt in [
+        ("positions_per_second", "pos/s", ".0f"),
+        ("policy_loss", "policy", ".3f"),
+        ("value_loss", "value", ".3f"),
+        ("kl_search_prior", "KL", ".3f"),
+        ("buffer_fill", "buffer", ".0%"),
+    ]:
+        if name in m:
+            parts.append(f"{label} {m[name]:{fmt}}")
+    return "  ".join(parts)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

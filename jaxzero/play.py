@@ -1,0 +1,98 @@
+"""Human against agent, in the terminal or through a pipe, for every game.
+
+The board is rendered before each move, the human's legal moves are listed in the game's
+own notation (``env.action_to_text``), a malformed or illegal move is refused with a
+one-line reason and asked for again, and the agent's move comes with its value estimate.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+import jax
+import numpy as np
+
+from envs import Env, State
+from jaxzero.agent import Agent
+
+
+class InputEnded(Exception):
+    """The human's input stream ended before the game did."""
+
+
+def _batch(state: State) -> State:
+    return jax.tree.map(lambda x: x[None], state)
+
+
+def legal_moves(env: Env, state: State) -> list[str]:
+    mask = np.asarray(state.legal_action_mask)
+    return [env.action_to_text(a) for a in np.flatnonzero(mask)]
+
+
+def read_move(env: Env, state: State, stdin: TextIO, stdout: TextIO) -> int:
+    """Prompt until the human types a legal move; raise InputEnded at end of input."""
+    mask = np.asarray(state.legal_action_mask)
+    while True:
+        stdout.write("your move: ")
+        stdout.flush()
+        line = stdin.readline()
+        if not line:
+            raise InputEnded("input ended before the game did")
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            action = env.text_to_action(text)
+        except ValueError as error:
+            stdout.write(f"invalid move: {error}\n")
+            continue
+        if not mask[action]:
+            stdout.write(f"illegal move: {text} is not legal here\n")
+            continue
+        return action
+
+
+def play_game(
+    env: Env,
+    agent: Agent,
+    *,
+    human: int = 0,
+    num_simulations: int = 64,
+    search: str = "gumbel",
+    seed: int = 0,
+    stdin: TextIO,
+    stdout: TextIO,
+) -> float:
+    """Play one game, the human as player ``human``; returns the human's final reward."""
+    key = jax.random.key(seed)
+    key, k_init = jax.random.split(key)
+    state = env.init(k_init)
+    total = 0.0
+    while not (bool(state.terminated) or bool(state.truncated)):
+        stdout.write("\n" + env.render(state) + "\n")
+        mover = int(state.current_player)
+        if mover == human:
+            stdout.write(f"legal moves: {' '.join(legal_moves(env, state))}\n")
+            action = read_move(env, state, stdin, stdout)
+        else:
+            key, k_act = jax.random.split(key)
+            batch = _batch(state)
+            action = int(agent.act(batch, k_act, num_simulations=num_simulations, search=search)[0])
+            _, value = agent.evaluate(batch)
+            stdout.write(
+                f"jaxzero plays {env.action_to_text(action)} "
+                f"(its value estimate: {float(value[0]):+.2f})\n"
+            )
+        key, k_step = jax.random.split(key)
+        state = env.step(state, action, k_step)
+        total += float(state.rewards[human])
+    stdout.write("\n" + env.render(state) + "\n")
+    if bool(state.truncated):
+        stdout.write("game over: move cap reached, no result\n")
+    elif total > 0:
+        stdout.write("game over: you win\n")
+    elif total < 0:
+        stdout.write("game over: jaxzero wins\n")
+    else:
+        stdout.write("game over: draw\n")
+    return total

@@ -1,0 +1,116 @@
+"""``jaxzero report RUN_DIR``: figures and a short markdown summary of a training run.
+
+Reads ``metrics.jsonl`` (one JSON object per logged iteration) and writes PNG figures and
+``summary.md`` into ``RUN_DIR/report/``. Each figure groups metrics by meaning; a figure
+whose metrics the run never logged is skipped, so any run directory can be reported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+METRICS_FILE = "metrics.jsonl"
+
+# figure file -> (title, y label, metric-name predicate)
+FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {
+    "losses.png": ("Training losses", "loss", lambda n: n.endswith("_loss")),
+    "kl_gap.png": (
+        "Search improvement over the prior: KL(search || prior)",
+        "nats",
+        lambda n: n.startswith("kl_") or n == "policy_entropy",
+    ),
+    "win_rates.png": (
+        "Evaluation",
+        "score / rate",
+        lambda n: n.startswith(("eval/", "arena/")) and not n.endswith("promoted"),
+    ),
+    "elo.png": ("Elo (random = 0)", "Elo", lambda n: n.startswith("elo")),
+    "games.png": (
+        "Self-play games",
+        "value",
+        lambda n: n in {"game_length", "win_rate", "draw_rate", "loss_rate", "buffer_fill"},
+    ),
+}
+
+
+class ReportError(RuntimeError):
+    """The run directory cannot be reported; the message says why."""
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, float]]:
+    path = run_dir / METRICS_FILE
+    if not path.exists():
+        raise ReportError(f"{run_dir} has no {METRICS_FILE}: is it a jaxzero run directory?")
+    rows = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise ReportError(f"{path}:{number} is not valid JSON") from None
+    if not rows:
+        raise ReportError(f"{path} is empty: train for at least one logging interval")
+    return rows
+
+
+def _series(rows: list[dict[str, float]], name: str) -> tuple[list[float], list[float]]:
+    xs, ys = [], []
+    for row in rows:
+        if name in row and row[name] is not None:
+            xs.append(row["iteration"])
+            ys.append(row[name])
+    return xs, ys
+
+
+def write_report(run_dir: str | Path) -> Path:
+    """Write the figures and ``summary.md``; returns the report directory."""
+    run_dir = Path(run_dir)
+    rows = read_metrics(run_dir)
+    out = run_dir / "report"
+    out.mkdir(exist_ok=True)
+    names = sorted({name for row in rows for name in row} - {"iteration", "elapsed"})
+    made = []
+    for filename, (title, ylabel, wanted) in FIGURES.items():
+        chosen = [n for n in names if wanted(n)]
+        if not chosen:
+            continue
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for name in chosen:
+            ax.plot(*_series(rows, name), label=name, marker="." if len(rows) < 50 else None)
+        promotions = [r["iteration"] for r in rows if r.get("arena/promoted", 0) > 0]
+        if filename == "elo.png" and promotions:
+            for x in promotions:
+                ax.axvline(x, color="grey", alpha=0.3, linewidth=1)
+            ax.plot([], [], color="grey", alpha=0.3, label="promotion")
+        ax.set(title=title, xlabel="iteration", ylabel=ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out / filename, dpi=110)
+        plt.close(fig)
+        made.append(filename)
+
+    last = rows[-1]
+    lines = [
+        f"# Run report: {run_dir.name}",
+        "",
+        f"{len(rows)} logged iterations, last at iteration {int(last['iteration'])} "
+        f"after {last.get('elapsed', 0):.0f} s of this invocation.",
+        "",
+        "| metric | last value |",
+        "|---|---|",
+        *[f"| {n} | {last[n]:.4g} |" for n in names if n in last],
+        "",
+        *[f"![{f}]({f})" for f in made],
+        "",
+    ]
+    (out / "summary.md").write_text("\n".join(lines))
+    return out

@@ -1,0 +1,69 @@
+"""The command line: one-line errors for mistakes a user can fix, run directories kept safe."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from jaxzero import config as config_lib
+from jaxzero.cli import app
+from jaxzero.train import RunDirError, prepare_run_dir
+
+runner = CliRunner()
+
+
+def _error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    return lines[-1]
+
+
+def test_unknown_game_names_the_choices():
+    line = _error_line(runner.invoke(app, ["train", "chess"]))
+    assert "no preset 'chess'" in line and "tic_tac_toe" in line
+
+
+def test_unknown_override_names_the_valid_keys():
+    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "search.simulations=4"]))
+    assert "unknown config key 'search.simulations'" in line
+    assert "search.num_simulations" in line
+
+
+def test_malformed_override_is_explained():
+    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "seed"]))
+    assert "is not KEY=VALUE" in line
+
+
+def test_bad_override_value_is_explained():
+    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "seed=abc"]))
+    assert "seed: expected an integer" in line
+
+
+def test_existing_run_is_never_overwritten(tmp_path):
+    config = config_lib.get_preset("tic_tac_toe")
+    prepare_run_dir(tmp_path / "run", config, resume=False, force=False)
+    with pytest.raises(RunDirError, match="already holds a run: add --resume"):
+        prepare_run_dir(tmp_path / "run", config, resume=False, force=False)
+    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "--out", str(tmp_path / "run")]))
+    assert "already holds a run" in line
+
+
+def test_force_starts_over_and_resume_needs_a_run(tmp_path):
+    config = config_lib.get_preset("tic_tac_toe")
+    run = tmp_path / "run"
+    with pytest.raises(RunDirError, match="nothing to resume"):
+        prepare_run_dir(run, None, resume=True, force=False)
+    prepare_run_dir(run, config, resume=False, force=False)
+    (run / "metrics.jsonl").write_text("{}\n")
+    changed = config_lib.apply_overrides(config, {"seed": "7"})
+    prepare_run_dir(run, changed, resume=False, force=True)
+    assert not (run / "metrics.jsonl").exists()
+    assert json.loads((run / "config.json").read_text())["seed"] == 7
+    assert prepare_run_dir(run, None, resume=True, force=False) == changed
+
+
+def test_resume_rejects_overrides(tmp_path):
+    line = _error_line(
+        runner.invoke(app, ["train", "tic_tac_toe", "seed=1", "--resume", "--out", str(tmp_path)])
+    )
+    assert "cannot change a run being resumed" in line
