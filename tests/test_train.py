@@ -1,0 +1,129 @@
+"""The driver: bit-exact resume, safe checkpoints, Ctrl-C, agents, play and report."""
+
+import io
+import json
+import shutil
+
+import jax
+import numpy as np
+import pytest
+
+from jaxzero.agent import load_agent
+from jaxzero.checkpoint import Checkpointer, CheckpointError
+from jaxzero.config import apply_overrides, get_preset
+from jaxzero.play import play_game
+from jaxzero.report import write_report
+from jaxzero.train import cached_trainer, train
+
+TINY = {
+    "selfplay.batch_size": 8,
+    "selfplay.moves_per_iteration": 3,
+    "replay.capacity": 256,
+    "replay.min_size": 16,
+    "optim.minibatch_size": 16,
+    "optim.updates_per_iteration": 2,
+    "search.num_simulations": 4,
+    "search.eval_simulations": 4,
+    "network.hidden_size": 16,
+    "train.log_every": 1,
+    "train.checkpoint_every": 2,
+}
+
+
+@pytest.fixture(scope="module")
+def config():
+    return apply_overrides(get_preset("tic_tac_toe"), TINY)
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory, config):
+    run = tmp_path_factory.mktemp("straight") / "run"
+    train(run, config, iterations=4)
+    return run
+
+
+def _restore(run, config, step=None):
+    abstract = jax.eval_shape(cached_trainer(config).init, jax.random.key(0))
+    with Checkpointer(run) as checkpointer:
+        return checkpointer.restore(abstract, step)[0]
+
+
+def _metrics(run):
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    return [
+        {k: v for k, v in r.items() if k not in ("elapsed", "positions_per_second")} for r in rows
+    ]
+
+
+def test_resume_is_bit_exact(tmp_path, config, straight_run):
+    run = tmp_path / "run"
+    assert train(run, config, iterations=2).iterations == 2
+    result = train(run, resume=True, iterations=4)
+    assert result.iterations == 4
+    a, b = _restore(straight_run, config), _restore(run, config)
+    assert int(a.iteration) == int(b.iteration) == 4
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    assert _metrics(run) == _metrics(straight_run)
+
+
+def test_interrupt_saves_a_checkpoint(tmp_path, config):
+    def stop_at_three(metrics):
+        if metrics["iteration"] == 3:
+            raise KeyboardInterrupt
+
+    result = train(tmp_path / "run", config, iterations=10, on_log=stop_at_three)
+    assert result.interrupted and result.iterations == 3
+    with Checkpointer(tmp_path / "run") as checkpointer:
+        assert checkpointer.latest_step() == 3
+
+
+def test_unfinished_save_is_ignored_and_corrupt_checkpoint_is_explained(tmp_path, straight_run):
+    run = tmp_path / "run"
+    shutil.copytree(straight_run, run)
+    # a save that crashed halfway leaves orbax's temporary folder, never a listed step
+    (run / "checkpoints" / "6.orbax-checkpoint-tmp-1").mkdir()
+    (run / "checkpoints" / "6.orbax-checkpoint-tmp-1" / "junk").write_text("half")
+    with Checkpointer(run) as checkpointer:
+        assert checkpointer.latest_step() == 4
+    for path in (run / "checkpoints" / "4" / "state").rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match="checkpoint 4 .* is unreadable"):
+        train(run, resume=True, iterations=5)
+    with Checkpointer(run) as checkpointer:
+        assert checkpointer.steps() == [2, 4]  # nothing deleted, nothing restarted
+
+
+def test_agent_plays_through_a_pipe(straight_run):
+    agent = load_agent(straight_run)
+    assert agent.iteration == 4 and agent.config.game == "tic_tac_toe"
+    again = load_agent(straight_run / "checkpoints" / "2")
+    assert again.iteration == 2
+    moves = "\n".join(["0", "ten", "5", "5", *[str(c) for c in range(1, 10)]]) + "\n"
+    out = io.StringIO()
+    reward = play_game(
+        agent.env, agent, human=0, num_simulations=4, stdin=io.StringIO(moves), stdout=out
+    )
+    text = out.getvalue()
+    assert "invalid move: '0' is not a cell" in text
+    assert "invalid move: 'ten' is not a cell" in text
+    assert "illegal move: 5 is not legal here" in text
+    assert "jaxzero plays" in text and "game over" in text
+    assert reward in (-1.0, 0.0, 1.0)
+
+
+def test_load_agent_explains_a_wrong_path(tmp_path):
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_agent(tmp_path / "missing")
+    with pytest.raises(CheckpointError, match="neither a run directory"):
+        load_agent(tmp_path)
+
+
+def test_report_writes_figures(tmp_path, straight_run):
+    run = tmp_path / "run"
+    shutil.copytree(straight_run, run)
+    out = write_report(run)
+    assert (out / "losses.png").stat().st_size > 1000
+    summary = (out / "summary.md").read_text()
+    assert "policy_loss" in summary and "![losses.png](losses.png)" in summary
