@@ -159,6 +159,32 @@ def play(
 
 
 @app.command()
+def gtp(
+    checkpoint: Annotated[Path, typer.Option(help="Run directory or checkpoint of a Go agent")],
+    simulations: Annotated[int | None, typer.Option(help="Search simulations per move")] = None,
+    search: Annotated[str | None, typer.Option(help="gumbel or puct")] = None,
+    resign: Annotated[
+        float, typer.Option(help="Resign when the value estimate is below this")
+    ] = -0.95,
+) -> None:
+    """Speak the Go Text Protocol on stdin/stdout (for GoGui, Sabaki, GNU Go, gomill)."""
+    from jaxzero.agent import load_agent
+    from jaxzero.checkpoint import CheckpointError
+    from jaxzero.gtp import GtpEngine
+
+    try:
+        engine = GtpEngine(
+            load_agent(checkpoint),
+            num_simulations=simulations,
+            search=search,
+            resign_threshold=resign,
+        )
+    except (CheckpointError, ValueError) as error:
+        _fail(str(error))
+    engine.serve(sys.stdin, sys.stdout)
+
+
+@app.command()
 def report(run_dir: Annotated[Path, typer.Argument(help="A run directory")]) -> None:
     """Write figures (PNG) and a markdown summary of a run into RUN_DIR/report."""
     from jaxzero.report import ReportError, write_report
