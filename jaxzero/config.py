@@ -145,6 +145,41 @@ PRESETS: dict[str, Config] = {
         train=TrainConfig(iterations=5_000, log_every=10, checkpoint_every=100),
         seed=0,
     ),
+    # Small-board Go: area scoring, komi 3.5 (6x6) / 7.5 (9x9), positional superko.
+    "go_6x6": Config(
+        game="go_6x6",
+        network=NetworkConfig(kind="resnet", num_blocks=3, channels=32),
+        search=SearchConfig(kind="gumbel", num_simulations=32, eval_simulations=128),
+        selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=16, temperature_moves=4),
+        replay=ReplayConfig(capacity=100_000, min_size=4_096),
+        optim=OptimConfig(
+            learning_rate=2e-3,
+            schedule="cosine",
+            warmup_steps=200,
+            decay_steps=40_000,
+            minibatch_size=256,
+            updates_per_iteration=8,
+        ),
+        train=TrainConfig(iterations=5_000, log_every=10, checkpoint_every=100),
+        seed=0,
+    ),
+    "go_9x9": Config(
+        game="go_9x9",
+        network=NetworkConfig(kind="resnet", num_blocks=6, channels=64),
+        search=SearchConfig(kind="gumbel", num_simulations=32, eval_simulations=200),
+        selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=16, temperature_moves=8),
+        replay=ReplayConfig(capacity=200_000, min_size=8_192),
+        optim=OptimConfig(
+            learning_rate=2e-3,
+            schedule="cosine",
+            warmup_steps=200,
+            decay_steps=100_000,
+            minibatch_size=256,
+            updates_per_iteration=8,
+        ),
+        train=TrainConfig(iterations=20_000, log_every=10, checkpoint_every=100),
+        seed=0,
+    ),
 }
 
 
