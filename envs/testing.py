@@ -1,0 +1,257 @@
+"""A reusable contract checker for any :class:`envs.Env`, ours or a user's.
+
+    from envs.testing import check_env
+    check_env(envs.make("connect_four"))
+
+``check_env`` plays random legal games (uniform among the legal actions) until every
+game has ended and then some, once game by game (``jit`` of one unbatched game) and once
+all together (``jit(vmap(...))``), and raises ``AssertionError`` naming the game, the
+step and the rule at the first violation of the contract in ``envs/core.py``:
+
+* both runs agree exactly: a batch element is the same game as that game played alone;
+  different keys give different games;
+* every field has the contract's dtype and shape (``env.observation_shape``,
+  ``env.num_actions``, ``env.num_players``); ``state.observation`` equals
+  ``env.observe(state, state.current_player)``;
+* the initial state is live, pays nothing and has step count 0;
+* while a game is live the legal mask is non-empty, the step count grows by one a step
+  and the rewards are zero except on the step that ends the game; two-player rewards are
+  zero-sum on every step;
+* every game ends (terminated or truncated, never both) within ``env.max_steps`` steps;
+  a finished game has an all-ones mask and absorbs: stepping it returns the same state
+  with zero rewards;
+* an illegal action ends a live game as a loss for the mover;
+* ``env.symmetries``: observation and action tables of shapes [S, P] and [S, A] whose
+  rows are permutations, with the identity first.
+
+Nothing here assumes that the players alternate or that ``step`` ignores its key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs.core import Env, State
+
+Array = jax.Array
+
+
+def check_env(env: Env, *, num_games: int = 16, seed: int = 0) -> None:
+    """Raise ``AssertionError`` if ``env`` breaks the Env contract (see module docstring)."""
+    assert num_games >= 2, "check_env needs at least 2 games to compare batch elements"
+    _check_symmetries(env)
+    num_steps = env.max_steps + 2  # every game ends by max_steps; then it must absorb
+    play = _make_play(env, num_steps)
+    keys = jax.random.split(jax.random.key(seed), num_games)
+
+    batched = jax.device_get(jax.jit(jax.vmap(play))(keys))
+    single_play = jax.jit(play)
+    for g in range(num_games):
+        single = jax.device_get(single_play(keys[g]))
+        _assert_trees_equal(
+            jax.tree.map(lambda x, g=g: x[g], batched), single, f"{env.id}: game {g}"
+        )
+
+    init, states, actions = batched  # [G, ...], [G, T, ...] states after each step, [G, T]
+    _check_fields(env, init, "initial state", leading=1)
+    _check_fields(env, states, "state after a step", leading=2)
+    _check_init(env, init)
+    _check_games(env, init, states)
+    _check_observations(env, states)
+    assert len({tuple(a) for a in np.asarray(actions)}) > 1, (
+        f"{env.id}: {num_games} games with different keys all played the same actions"
+    )
+    _check_illegal_action(env, init, states)
+
+
+def _make_play(env: Env, num_steps: int):
+    """play(key) -> (initial state, states after each of num_steps steps, actions [T])."""
+
+    def play(key: Array) -> tuple[State, State, Array]:
+        k_init, k_play = jax.random.split(key)
+        state = env.init(k_init)
+
+        def body(state: State, key: Array) -> tuple[State, tuple[State, Array]]:
+            k_action, k_step = jax.random.split(key)
+            logits = jnp.where(state.legal_action_mask, 0.0, jnp.finfo(jnp.float32).min)
+            action = jax.random.categorical(k_action, logits).astype(jnp.int32)
+            state = env.step(state, action, k_step)
+            return state, (state, action)
+
+        _, (states, actions) = jax.lax.scan(body, state, jax.random.split(k_play, num_steps))
+        return state, states, actions
+
+    return play
+
+
+def _assert_trees_equal(a: Any, b: Any, where: str) -> None:
+    paths_a, tree_a = jax.tree_util.tree_flatten_with_path(a)
+    paths_b, tree_b = jax.tree_util.tree_flatten_with_path(b)
+    assert tree_a == tree_b, f"{where}: batched and single runs have different structures"
+    for (path, x), (_, y) in zip(paths_a, paths_b, strict=True):
+        name = jax.tree_util.keystr(path)
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.dtype == y.dtype and x.shape == y.shape, (
+            f"{where}: {name} is {x.dtype}{list(x.shape)} batched, {y.dtype}{list(y.shape)} alone"
+        )
+        if np.issubdtype(x.dtype, np.floating):
+            ok = np.allclose(x, y, rtol=1e-6, atol=1e-6, equal_nan=True)
+        else:
+            ok = np.array_equal(x, y)
+        assert ok, f"{where}: {name} differs between the jit(vmap) batch and the game alone"
+
+
+def _index(tree: Any, *index: int) -> Any:
+    return jax.tree.map(lambda x: np.asarray(x)[index], tree)
+
+
+def _check_fields(env: Env, state: State, what: str, *, leading: int) -> None:
+    """Dtypes and shapes of the contract fields; ``leading`` batch/time axes in front."""
+    expected = {
+        "current_player": (np.int32, ()),
+        "legal_action_mask": (np.bool_, (env.num_actions,)),
+        "rewards": (np.float32, (env.num_players,)),
+        "terminated": (np.bool_, ()),
+        "truncated": (np.bool_, ()),
+        "step_count": (np.int32, ()),
+    }
+    for name, (dtype, shape) in expected.items():
+        value = np.asarray(getattr(state, name))
+        assert value.dtype == dtype and value.shape[leading:] == shape, (
+            f"{env.id}: {what}: {name} is {value.dtype}{list(value.shape[leading:])}, "
+            f"expected {np.dtype(dtype)}{list(shape)}"
+        )
+    obs = np.asarray(state.observation)
+    assert obs.shape[leading:] == tuple(env.observation_shape), (
+        f"{env.id}: {what}: observation shape {obs.shape[leading:]} != "
+        f"env.observation_shape {tuple(env.observation_shape)}"
+    )
+    assert obs.dtype == np.bool_ or np.issubdtype(obs.dtype, np.floating), (
+        f"{env.id}: {what}: observation dtype {obs.dtype} is neither bool nor float"
+    )
+    player = np.asarray(state.current_player)
+    assert ((player >= 0) & (player < env.num_players)).all(), (
+        f"{env.id}: {what}: current_player outside 0..{env.num_players - 1}"
+    )
+
+
+def _check_init(env: Env, init: State) -> None:
+    assert not np.asarray(init.terminated).any(), f"{env.id}: an initial state is terminated"
+    assert not np.asarray(init.truncated).any(), f"{env.id}: an initial state is truncated"
+    assert (np.asarray(init.rewards) == 0).all(), f"{env.id}: an initial state has rewards"
+    assert (np.asarray(init.step_count) == 0).all(), f"{env.id}: initial step_count is not 0"
+    assert np.asarray(init.legal_action_mask).any(axis=-1).all(), (
+        f"{env.id}: an initial state has no legal action"
+    )
+
+
+def _check_games(env: Env, init: State, states: State) -> None:
+    """Per game: live steps, the ending step, then absorption."""
+    terminated = np.asarray(states.terminated)  # [G, T]
+    truncated = np.asarray(states.truncated)
+    rewards = np.asarray(states.rewards)  # [G, T, P]
+    mask = np.asarray(states.legal_action_mask)  # [G, T, A]
+    step_count = np.asarray(states.step_count)  # [G, T]
+    done = terminated | truncated
+    num_games, num_steps = done.shape
+    for g in range(num_games):
+        where = f"{env.id}: game {g}"
+        assert done[g].any(), f"{where}: not over after {num_steps} steps (max_steps + 2)"
+        end = int(np.argmax(done[g]))  # the step that ends the game
+        assert end + 1 <= env.max_steps, (
+            f"{where}: ended on step {end + 1}, after max_steps={env.max_steps}"
+        )
+        assert not (terminated[g] & truncated[g]).any(), (
+            f"{where}: terminated and truncated at once"
+        )
+        if env.num_players == 2:
+            sums = rewards[g].sum(axis=-1)
+            bad = np.flatnonzero(np.abs(sums) > 1e-6)
+            assert bad.size == 0, (
+                f"{where}: step {bad[0] + 1}: rewards {rewards[g, bad[0]].tolist()} "
+                "are not zero-sum"
+            )
+        for t in range(end):
+            assert (rewards[g, t] == 0).all(), (
+                f"{where}: step {t + 1}: rewards {rewards[g, t].tolist()} before the game ended"
+            )
+        live_masks = np.concatenate([np.asarray(init.legal_action_mask)[g][None], mask[g, :end]])
+        empty = np.flatnonzero(~live_masks.any(axis=-1))
+        assert empty.size == 0, f"{where}: empty legal mask after {empty[0]} steps, game live"
+        np.testing.assert_array_equal(
+            step_count[g, : end + 1],
+            np.arange(1, end + 2),
+            err_msg=f"{where}: step_count does not grow by one per step",
+        )
+        assert mask[g, end:].all(), f"{where}: the legal mask of a finished game is not all ones"
+        for t in range(end + 1, num_steps):
+            absorbed, before = _index(states, g, t), _index(states, g, t - 1)
+            assert (absorbed.rewards == 0).all(), (
+                f"{where}: step {t + 1} after the end paid {absorbed.rewards.tolist()}"
+            )
+            before = before.replace(rewards=absorbed.rewards)
+            _assert_trees_equal(absorbed, before, f"{where}: step {t + 1} after the end")
+    assert done[:, -1].all()
+
+
+def _check_observations(env: Env, states: State) -> None:
+    observe = jax.jit(jax.vmap(jax.vmap(env.observe)))
+    expected = np.asarray(observe(states, states.current_player))
+    got = np.asarray(states.observation)
+    same = got == expected if got.dtype == np.bool_ else np.isclose(got, expected)
+    bad = np.argwhere(~same.reshape(got.shape[:2] + (-1,)).all(-1))
+    assert bad.size == 0, (
+        f"{env.id}: game {bad[0][0]} step {bad[0][1] + 1}: state.observation differs from "
+        "env.observe(state, state.current_player)"
+    )
+
+
+def _check_illegal_action(env: Env, init: State, states: State) -> None:
+    """Play an illegal action in the first live state that has one: the mover loses."""
+    num_steps = np.asarray(states.step_count).shape[1]
+    candidates = [_index(init, 0)] + [_index(states, 0, t) for t in range(num_steps)]
+    for state in candidates:
+        live = not (state.terminated or state.truncated)
+        illegal = np.flatnonzero(~state.legal_action_mask)
+        if live and illegal.size:
+            mover = int(state.current_player)
+            after = jax.jit(env.step)(state, jnp.int32(illegal[0]), jax.random.key(0))
+            rewards = np.asarray(after.rewards)
+            assert bool(after.terminated), f"{env.id}: an illegal action did not end the game"
+            assert rewards[mover] == -1 and (np.delete(rewards, mover) == 1).all(), (
+                f"{env.id}: illegal action by player {mover} paid {rewards.tolist()}, "
+                "expected -1 for the mover and +1 for the others"
+            )
+            return
+
+
+def _check_symmetries(env: Env) -> None:
+    sym = env.symmetries
+    obs_index = np.asarray(sym.observation_index)
+    action_index = np.asarray(sym.action_index)
+    assert obs_index.ndim == 2 and action_index.ndim == 2, (
+        f"{env.id}: symmetry tables must be [S, P] and [S, A], got "
+        f"{list(obs_index.shape)} and {list(action_index.shape)}"
+    )
+    size, positions = obs_index.shape
+    assert action_index.shape == (size, env.num_actions), (
+        f"{env.id}: action table {list(action_index.shape)} != [S, A] = [{size}, {env.num_actions}]"
+    )
+    num_obs = int(np.prod(env.observation_shape))
+    assert positions >= 1 and num_obs % positions == 0, (
+        f"{env.id}: {positions} observation positions do not divide the observation "
+        f"{tuple(env.observation_shape)}"
+    )
+    for name, table, n in [("observation", obs_index, positions), ("action", action_index, None)]:
+        n = table.shape[1] if n is None else n
+        np.testing.assert_array_equal(
+            table[0], np.arange(n), err_msg=f"{env.id}: symmetry element 0 is not the identity"
+        )
+        for s, row in enumerate(table):
+            assert sorted(row.tolist()) == list(range(n)), (
+                f"{env.id}: {name} table row {s} is not a permutation"
+            )
