@@ -1,0 +1,286 @@
+"""Strength measures: matches between two policies, and move quality on solved positions.
+
+A policy is ``policy(states, key) -> actions`` over a batch of env states (see
+:mod:`jaxzero.opponents`).
+
+* :func:`play_match` plays B games in one compiled ``lax.while_loop``, each random opening
+  twice with the colours swapped, and counts wins/draws/losses from the first policy's view;
+  :func:`wilson_interval` gives a 95% interval for a score.
+* :func:`optimal_move_share` asks a policy for its move in every position of a solved set
+  (tic-tac-toe: all 4,520 decision states; Connect Four: the shipped labelled set) and
+  reports how often the move is game-theoretically optimal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.resources
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import envs
+from envs.core import Env, State
+from jaxzero.opponents import Policy, sample_legal
+
+Array = jax.Array
+CONNECT_FOUR_POSITIONS = "connect_four_positions.npz"
+
+
+def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a success rate ``wins / n`` (95% for z = 1.96).
+
+    ``wins`` may be fractional (draws as half wins). ``n = 0`` gives ``(0, 1)``.
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    p = wins / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchResult:
+    """Game counts from player A's point of view."""
+
+    wins: int
+    draws: int
+    losses: int
+    first: tuple[int, int, int]  # (wins, draws, losses) of the games where A moved first
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """(wins + draws / 2) / games."""
+        return (self.wins + 0.5 * self.draws) / max(self.games, 1)
+
+    def interval(self, z: float = 1.96) -> tuple[float, float]:
+        """Wilson interval of :attr:`score`."""
+        return wilson_interval(self.wins + 0.5 * self.draws, self.games, z)
+
+    def __str__(self) -> str:
+        lo, hi = self.interval()
+        return (
+            f"+{self.wins} ={self.draws} -{self.losses} of {self.games}: "
+            f"score {self.score:.3f} [{lo:.3f}, {hi:.3f}]"
+        )
+
+
+def play_match(
+    env: Env,
+    policy_a: Policy,
+    policy_b: Policy,
+    num_games: int,
+    key: Array,
+    *,
+    opening_plies: int = 2,
+) -> MatchResult:
+    """Play ``num_games`` games of A against B and count A's wins, draws and losses.
+
+    ``num_games // 2`` openings of ``opening_plies`` uniformly random plies are each played
+    twice: A moves first in one game and second in the other (the same env keys in both,
+    so stochastic games see the same chance events). A game that the random opening ends
+    counts with its result, in both colours. All games run in one jitted function; it is
+    compiled once per (env, policies, num_games, opening_plies) and cached.
+    """
+    if num_games <= 0 or num_games % 2:
+        raise ValueError(f"num_games must be a positive even number, got {num_games}")
+    run = _compiled_match(env, policy_a, policy_b, num_games, opening_plies)
+    outcome, a_first = jax.device_get(run(key))  # int32 [G] in {-1, 0, 1}, bool [G]
+
+    def counts(o: np.ndarray) -> tuple[int, int, int]:
+        return int((o > 0).sum()), int((o == 0).sum()), int((o < 0).sum())
+
+    wins, draws, losses = counts(outcome)
+    return MatchResult(wins, draws, losses, counts(outcome[a_first]))
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled_match(env: Env, policy_a: Policy, policy_b: Policy, num_games: int, plies: int):
+    pairs = num_games // 2
+    a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), pairs)  # int32 [G]: A's seat
+
+    def both(x: Array) -> Array:
+        """The same per-pair values for both games of each pair: [P, ...] -> [G, ...]."""
+        return jnp.concatenate([x, x])
+
+    def step(states: State, actions: Array, key: Array) -> State:
+        return jax.vmap(env.step)(states, actions, both(jax.random.split(key, pairs)))
+
+    def finished(states: State) -> Array:
+        return states.terminated | states.truncated  # bool [G]
+
+    @jax.jit
+    def run(key: Array) -> tuple[Array, Array]:
+        k_init, k_open, k_play = jax.random.split(key, 3)
+        states = jax.vmap(env.init)(both(jax.random.split(k_init, pairs)))
+        returns = jnp.zeros(num_games, jnp.float32)  # A's total reward  [G]
+
+        def opening(carry, k):
+            states, returns = carry
+            k_act, k_step = jax.random.split(k)
+            keys = jax.random.split(k_act, pairs)
+            actions = both(jax.vmap(sample_legal)(keys, states.legal_action_mask[:pairs]))
+            states = step(states, actions, k_step)
+            returns += jnp.take_along_axis(states.rewards, a_player[:, None], 1)[:, 0]
+            return (states, returns), None
+
+        (states, returns), _ = jax.lax.scan(
+            opening, (states, returns), jax.random.split(k_open, plies)
+        )
+
+        def unfinished(carry):
+            states, _, _ = carry
+            return ~finished(states).all()
+
+        def move(carry):
+            states, returns, k = carry
+            k, k_a, k_b, k_step = jax.random.split(k, 4)
+            a_moves = states.current_player == a_player
+            actions = jnp.where(a_moves, policy_a(states, k_a), policy_b(states, k_b))
+            states = step(states, actions, k_step)
+            returns += jnp.take_along_axis(states.rewards, a_player[:, None], 1)[:, 0]
+            return states, returns, k
+
+        _, returns, _ = jax.lax.while_loop(unfinished, move, (states, returns, k_play))
+        return jnp.sign(returns).astype(jnp.int32), a_player == 0
+
+    return run
+
+
+# ---------------------------------------------------------------------------- move quality
+
+
+@dataclasses.dataclass(frozen=True)
+class PositionSet:
+    """Solved positions of one game, each reached by a move sequence from the start."""
+
+    moves: np.ndarray  # int [N, L]  actions from the initial state, -1 padded
+    lengths: np.ndarray  # int32 [N]
+    scores: np.ndarray  # int8 [N, A]  mover's score after each action (sign = result)
+    legal: np.ndarray  # bool [N, A]
+
+    @property
+    def results(self) -> np.ndarray:
+        """int8 [N, A]: win 1 / draw 0 / loss -1 after each legal action (-2 if illegal)."""
+        return np.where(self.legal, np.sign(self.scores), -2).astype(np.int8)
+
+
+def position_set(game: str) -> PositionSet:
+    """The solved positions of ``game``: "tic_tac_toe" (all 4,520) or "connect_four"."""
+    if game == "tic_tac_toe":
+        from jaxzero.solvers import tic_tac_toe
+
+        table = tic_tac_toe.solve()
+        index = np.flatnonzero(table.decision)
+        scores = table.move_scores[index]
+        return PositionSet(
+            table.decision_moves,
+            table.decision_lengths,
+            scores,
+            scores != tic_tac_toe.ILLEGAL,
+        )
+    if game == "connect_four":
+        from jaxzero.solvers.connect_four import ILLEGAL
+
+        path = importlib.resources.files("jaxzero") / "data" / CONNECT_FOUR_POSITIONS
+        with path.open("rb") as f, np.load(f) as data:
+            scores = data["scores"]
+            return PositionSet(data["moves"], data["lengths"], scores, scores != ILLEGAL)
+    raise ValueError(f"no solved positions for {game!r}; choose tic_tac_toe or connect_four")
+
+
+def states_from_moves(env: Env, moves: np.ndarray, lengths: np.ndarray) -> State:
+    """The states [N] reached by playing ``moves[i, :lengths[i]]`` from ``env.init``."""
+    return _replayer(env)(jnp.asarray(moves, jnp.int32), jnp.asarray(lengths, jnp.int32))
+
+
+@functools.lru_cache(maxsize=8)
+def _replayer(env: Env):
+    @jax.jit
+    @jax.vmap
+    def replay(row: Array, length: Array) -> State:
+        state = env.init(jax.random.key(0))
+
+        def play(t, s):
+            nxt = env.step(s, row[t])
+            return jax.tree.map(lambda a, b: jnp.where(t < length, a, b), nxt, s)
+
+        return jax.lax.fori_loop(0, row.shape[0], play, state)
+
+    return replay
+
+
+@dataclasses.dataclass(frozen=True)
+class MoveQuality:
+    """How often a policy's move is game-theoretically optimal on a solved position set."""
+
+    positions: int
+    optimal: float  # share of positions whose move keeps the best result (win/draw/loss)
+    exact: float  # share whose move has the best score (the quickest win, slowest loss)
+    critical: int  # positions where some legal move would change the result
+    kept: float  # share of the critical positions whose move keeps the result
+
+    def __str__(self) -> str:
+        return (
+            f"optimal {self.optimal:.1%} of {self.positions} (exact score {self.exact:.1%}); "
+            f"result kept in {self.kept:.1%} of {self.critical} critical positions"
+        )
+
+
+def optimal_move_share(
+    policy_fn: Policy,
+    game: str | Env,
+    *,
+    key: Array | None = None,
+    batch_size: int = 1024,
+) -> MoveQuality:
+    """Measure ``policy_fn`` on the solved positions of ``game`` (an env or its id).
+
+    Tic-tac-toe: all 4,520 decision states. Connect Four: the shipped labelled set
+    (``jaxzero/data/connect_four_positions.npz``, made by
+    ``benchmarks/make_connect_four_positions.py``). Positions are fed in batches of
+    ``batch_size`` (the last one padded), so the policy compiles once. An illegal move
+    counts as a wrong one.
+    """
+    env = envs.make(game) if isinstance(game, str) else game
+    data = position_set(env.id)
+    key = jax.random.key(0) if key is None else key
+    n = len(data.lengths)
+    batch = min(batch_size, n)
+    pad = -n % batch
+    moves = np.concatenate([data.moves, np.repeat(data.moves[-1:], pad, 0)])
+    lengths = np.concatenate([data.lengths, np.repeat(data.lengths[-1:], pad, 0)])
+    act = jax.jit(policy_fn)
+    chosen = []
+    for start in range(0, n + pad, batch):
+        part = slice(start, start + batch)
+        states = states_from_moves(env, moves[part], lengths[part])
+        key, k = jax.random.split(key)
+        chosen.append(np.asarray(act(states, k)))
+    action = np.concatenate(chosen)[:n]  # int [N]
+
+    rows = np.arange(n)
+    results = data.results  # int8 [N, A], -2 illegal
+    best = results.max(1)
+    worst = np.where(data.legal, results, 2).min(1)
+    legal_choice = data.legal[rows, action]
+    kept = legal_choice & (results[rows, action] == best)
+    scores = np.where(data.legal, data.scores.astype(np.int32), -1000)
+    exact = legal_choice & (scores[rows, action] == scores.max(1))
+    critical = worst < best
+    return MoveQuality(
+        positions=n,
+        optimal=float(kept.mean()),
+        exact=float(exact.mean()),
+        critical=int(critical.sum()),
+        kept=float(kept[critical].mean()) if critical.any() else 1.0,
+    )

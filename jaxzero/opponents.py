@@ -1,0 +1,281 @@
+"""Fixed opponents for measuring agents: random, one-ply tactics, pure MCTS, perfect play.
+
+Every opponent is a policy ``policy(states, key) -> actions``: ``states`` is a batch of env
+states (every leaf has a leading ``[B]`` axis), ``actions`` is int32 [B], always a legal
+action of each state. Policies are pure and jit-safe; each is written for one state and
+``jax.vmap``-ed, so a match of B games costs one call per move.
+
+``make_opponent(name, env, **kwargs)`` builds one by name (see ``OPPONENTS``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+
+from envs.core import Env, State
+
+Array = jax.Array
+Policy = Callable[[State, Array], Array]  # (states [B], key) -> int32 [B]
+
+
+def sample_legal(key: Array, mask: Array) -> Array:
+    """A uniformly random action among ``mask`` (bool [A]); int32 []."""
+    logits = jnp.where(mask, 0.0, jnp.finfo(jnp.float32).min)
+    return jax.random.categorical(key, logits).astype(jnp.int32)
+
+
+def _batched(act: Callable[[State, Array], Array]) -> Policy:
+    """Turn ``act(state, key) -> action`` for one state into a batched policy."""
+
+    def policy(states: State, key: Array) -> Array:
+        batch = states.current_player.shape[0]
+        return jax.vmap(act)(states, jax.random.split(key, batch))
+
+    return policy
+
+
+def uniform_random(env: Env) -> Policy:
+    """A uniformly random legal move."""
+    del env
+    return _batched(lambda state, key: sample_legal(key, state.legal_action_mask))
+
+
+def one_ply(env: Env) -> Policy:
+    """Win if you can, block if you must, else random.
+
+    For each legal action ``a`` the policy looks at ``env.step(state, a)``:
+
+    * **win**: the step pays the mover +1. If any action wins, one of those is played.
+    * **block**: a move is *unsafe* when, after it, the turn passes to the opponent and the
+      opponent has a legal action that pays them +1 at once. Unsafe moves are avoided
+      whenever a safe one exists. This is the general form of "block the opponent's winning
+      point": in Connect Four or tic-tac-toe, when the opponent threatens to win, every move
+      but the block leaves the threat (unsafe) and the block is the safe one; it also avoids
+      moves that create a winning point, such as playing just below an opponent threat.
+    * otherwise a uniformly random move among the safe ones (among all legal ones if every
+      move is unsafe: the position is lost to one-ply tactics anyway).
+
+    Multi-action turns: if the mover moves again after ``a`` (the turn does not pass), ``a``
+    counts as safe: one ply is one action by each side, and the policy does not search
+    sequences of its own actions. Stochastic games: the look-ahead steps use one sampled
+    key, so "win" and "unsafe" are judged on that sample.
+    """
+    actions = jnp.arange(env.num_actions)
+
+    def immediate_wins(state: State, key: Array) -> Array:
+        """bool [A]: legal actions whose step pays the player to move +1."""
+        after = jax.vmap(lambda a: env.step(state, a, key))(actions)
+        return state.legal_action_mask & (after.rewards[:, state.current_player] > 0)
+
+    def act(state: State, key: Array) -> Array:
+        k_step, k_pick = jax.random.split(key)
+        legal = state.legal_action_mask  # bool [A]
+        after = jax.vmap(lambda a: env.step(state, a, k_step))(actions)  # [A] states
+        wins = legal & (after.rewards[:, state.current_player] > 0)  # bool [A]
+        replies_win = jax.vmap(lambda s: immediate_wins(s, k_step).any())(after)  # bool [A]
+        live = ~(after.terminated | after.truncated)
+        turn_passes = after.current_player != state.current_player
+        safe = legal & ~(live & turn_passes & replies_win)  # bool [A]
+        choice = jnp.where(wins.any(), wins, jnp.where(safe.any(), safe, legal))
+        return sample_legal(k_pick, choice)
+
+    return _batched(act)
+
+
+def rollout_return(env: Env, state: State, key: Array) -> Array:
+    """Return of one uniformly random playout from ``state``, for its player to move.
+
+    The sum of the rewards paid to ``state.current_player`` until the game ends (terminal
+    or truncated); 0 for a finished state. Unbatched; float32 [].
+    """
+
+    def unfinished(carry: tuple[State, Array, Array]) -> Array:
+        s, _, _ = carry
+        return ~(s.terminated | s.truncated)
+
+    def play(carry: tuple[State, Array, Array]) -> tuple[State, Array, Array]:
+        s, total, k = carry
+        k, k_act, k_step = jax.random.split(k, 3)
+        s = env.step(s, sample_legal(k_act, s.legal_action_mask), k_step)
+        return s, total + s.rewards, k
+
+    init = (state, jnp.zeros(env.num_players, jnp.float32), key)
+    _, total, _ = jax.lax.while_loop(unfinished, play, init)
+    return total[state.current_player]
+
+
+def pure_mcts(
+    env: Env,
+    *,
+    num_simulations: int = 200,
+    exploration: float = 1.0,
+) -> Policy:
+    """Monte Carlo tree search with random rollouts, no network: the pre-AlphaZero baseline.
+
+    The tree is ``mctx.muzero_policy`` with a uniform prior over legal actions and no root
+    noise; a new leaf is valued by one uniformly random playout (:func:`rollout_return`).
+    Edges carry the env's reward for the mover, and the discount is +1 when the same player
+    moves again, -1 when the turn passes and 0 once the game is over (the DESIGN.md rule).
+    Q-values are mapped from [-1, 1] to [0, 1]; the selection score is
+    ``Q(a) + exploration * sqrt(N) / (1 + n(a))`` up to mctx's slowly growing c(N)
+    (the prior 1/A is cancelled by ``pb_c_init = exploration * A``), a UCT-like rule. The
+    move played is the most visited (random among ties).
+    """
+    num_actions = env.num_actions
+    low = jnp.finfo(jnp.float32).min
+
+    def prior_logits(mask: Array) -> Array:
+        return jnp.where(mask, 0.0, low)
+
+    def expand(state: State, action: Array, key: Array):
+        k_step, k_roll = jax.random.split(key)
+        nxt = env.step(state, action, k_step)
+        mover = state.current_player
+        done = nxt.terminated | nxt.truncated
+        discount = jnp.where(done, 0.0, jnp.where(nxt.current_player == mover, 1.0, -1.0))
+        value = jnp.where(done, 0.0, rollout_return(env, nxt, k_roll))
+        out = mctx.RecurrentFnOutput(
+            reward=nxt.rewards[mover],
+            discount=discount,
+            prior_logits=prior_logits(nxt.legal_action_mask),
+            value=value,
+        )
+        return out, nxt
+
+    def recurrent_fn(params, key, action, states):
+        del params
+        batch = action.shape[0]
+        return jax.vmap(expand)(states, action, jax.random.split(key, batch))
+
+    def policy(states: State, key: Array) -> Array:
+        batch = states.current_player.shape[0]
+        k_root, k_search = jax.random.split(key)
+        root_values = jax.vmap(functools.partial(rollout_return, env))(
+            states, jax.random.split(k_root, batch)
+        )
+        done = states.terminated | states.truncated
+        root = mctx.RootFnOutput(
+            prior_logits=jax.vmap(prior_logits)(states.legal_action_mask),
+            value=jnp.where(done, 0.0, root_values),
+            embedding=states,
+        )
+        out = mctx.muzero_policy(
+            params=(),
+            rng_key=k_search,
+            root=root,
+            recurrent_fn=recurrent_fn,
+            num_simulations=num_simulations,
+            invalid_actions=~states.legal_action_mask,
+            qtransform=functools.partial(mctx.qtransform_by_min_max, min_value=-1, max_value=1),
+            dirichlet_fraction=0.0,
+            pb_c_init=exploration * num_actions,
+            temperature=0.0,
+        )
+        return out.action.astype(jnp.int32)
+
+    return policy
+
+
+def tic_tac_toe_minimax(env: Env) -> Policy:
+    """Perfect tic-tac-toe: a uniformly random move among those with the best result.
+
+    Reads the exhaustive table of :mod:`jaxzero.solvers.tic_tac_toe` (computed once per
+    process) with the base-3 index of ``state.board``. Never loses; wins whenever the
+    opponent errs into a lost position.
+    """
+    if env.id != "tic_tac_toe":
+        raise ValueError(f"tic_tac_toe_minimax plays tic_tac_toe, not {env.id!r}")
+    from jaxzero.solvers import tic_tac_toe
+
+    results = tic_tac_toe.solve().move_results  # int8 [19683, 9]
+    table = jnp.asarray(np.where(results == tic_tac_toe.ILLEGAL, -2, results), jnp.int8)
+    powers = jnp.asarray(tic_tac_toe.POWERS)
+
+    def act(state: State, key: Array) -> Array:
+        index = jnp.sum((state.board + 1) * powers)
+        values = table[index]  # int8 [9], -2 where illegal
+        best = state.legal_action_mask & (values == values.max())
+        return sample_legal(key, jnp.where(best.any(), best, state.legal_action_mask))
+
+    return _batched(act)
+
+
+def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
+    """Connect Four by the exact solver where it is fast enough, else one-ply tactics.
+
+    For each state a host callback runs :class:`jaxzero.solvers.connect_four.Solver` on
+    every column with a budget of ``max_nodes`` search nodes (about 0.5 s per million on
+    one core). If the position is solved in budget, a uniformly random move among those
+    with the best score is played (the quickest win, the slowest loss); otherwise the
+    :func:`one_ply` move. Early positions (fewer than about 8 stones) are beyond a small
+    budget, so this player is perfect in the middle and end game only.
+    """
+    if env.id != "connect_four":
+        raise ValueError(f"connect_four_solver plays connect_four, not {env.id!r}")
+    from jaxzero.solvers import connect_four as c4
+
+    solver = c4.Solver()
+    fallback = one_ply(env)
+
+    def label(boards: np.ndarray, players: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lead = boards.shape[:-2]
+        boards = boards.reshape(-1, c4.HEIGHT, c4.WIDTH)
+        players = players.reshape(-1)
+        scores = np.full((len(boards), c4.WIDTH), c4.ILLEGAL, np.int8)
+        solved = np.zeros(len(boards), bool)
+        for i, (board, player) in enumerate(zip(boards, players, strict=True)):
+            position, mask, moves = c4.bitboards_from_board(board, int(player))
+            if moves == c4.CELLS or c4.is_over(position ^ mask, mask):
+                continue
+            out = solver.move_scores_bitboards(position, mask, moves, max_nodes=max_nodes)
+            if out is not None:
+                scores[i], solved[i] = out, True
+        return scores.reshape(*lead, c4.WIDTH), solved.reshape(lead)
+
+    def policy(states: State, key: Array) -> Array:
+        k_fallback, k_pick = jax.random.split(key)
+        batch = states.current_player.shape[0]
+        shapes = (
+            jax.ShapeDtypeStruct((batch, c4.WIDTH), jnp.int8),
+            jax.ShapeDtypeStruct((batch,), jnp.bool_),
+        )
+        scores, solved = jax.pure_callback(
+            label, shapes, states.board, states.current_player, vmap_method="broadcast_all"
+        )
+        best = states.legal_action_mask & (scores == scores.max(axis=1, keepdims=True))
+        keys = jax.random.split(k_pick, batch)
+        exact = jax.vmap(sample_legal)(keys, best & solved[:, None])
+        return jnp.where(solved, exact, fallback(states, k_fallback))
+
+    return policy
+
+
+def perfect(env: Env, **kwargs) -> Policy:
+    """The game's perfect player: ``tic_tac_toe_minimax`` or ``connect_four_solver``."""
+    players = {"tic_tac_toe": tic_tac_toe_minimax, "connect_four": connect_four_solver}
+    if env.id not in players:
+        raise ValueError(f"no perfect player for {env.id!r}; available for: {sorted(players)}")
+    return players[env.id](env, **kwargs)
+
+
+OPPONENTS: dict[str, Callable[..., Policy]] = {
+    "random": uniform_random,
+    "one_ply": one_ply,
+    "pure_mcts": pure_mcts,
+    "tic_tac_toe_minimax": tic_tac_toe_minimax,
+    "connect_four_solver": connect_four_solver,
+    "perfect": perfect,
+}
+
+
+def make_opponent(name: str, env: Env, **kwargs) -> Policy:
+    """Build the opponent ``name`` (a key of ``OPPONENTS``) for ``env``."""
+    if name not in OPPONENTS:
+        raise ValueError(f"unknown opponent {name!r}; choose one of: {', '.join(OPPONENTS)}")
+    return OPPONENTS[name](env, **kwargs)

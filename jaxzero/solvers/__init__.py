@@ -1,0 +1,1 @@
+"""Exact solvers used to label positions and to play perfectly."""
