@@ -1,7 +1,8 @@
 """A reusable contract checker for any :class:`envs.Env`, ours or a user's.
 
-    from envs.testing import check_env
+    from envs.testing import check_env, check_symmetries
     check_env(envs.make("connect_four"))
+    check_symmetries(envs.make("connect_four"))
 
 ``check_env`` plays random legal games (uniform among the legal actions) until every
 game has ended and then some, once game by game (``jit`` of one unbatched game) and once
@@ -24,11 +25,15 @@ step and the rule at the first violation of the contract in ``envs/core.py``:
 * ``env.symmetries``: observation and action tables of shapes [S, P] and [S, A] whose
   rows are permutations, with the identity first.
 
+``check_symmetries`` goes further for games whose symmetries are exact: it replays
+random games through every group element and checks that the rules commute with it.
+
 Nothing here assumes that the players alternate or that ``step`` ignores its key.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -43,49 +48,123 @@ Array = jax.Array
 def check_env(env: Env, *, num_games: int = 16, seed: int = 0) -> None:
     """Raise ``AssertionError`` if ``env`` breaks the Env contract (see module docstring)."""
     assert num_games >= 2, "check_env needs at least 2 games to compare batch elements"
-    _check_symmetries(env)
+    _check_symmetry_tables(env)
+    batched_play, single_play = _players(env)
     num_steps = env.max_steps + 2  # every game ends by max_steps; then it must absorb
-    play = _make_play(env, num_steps)
-    keys = jax.random.split(jax.random.key(seed), num_games)
+    init_keys, step_keys, draws = _random_inputs(num_games, num_steps, seed)
+    random_actions = np.full((num_games, num_steps), -1, np.int32)
 
-    batched = jax.device_get(jax.jit(jax.vmap(play))(keys))
-    single_play = jax.jit(play)
+    batched = jax.device_get(batched_play(init_keys, step_keys, draws, random_actions))
     for g in range(num_games):
-        single = jax.device_get(single_play(keys[g]))
-        _assert_trees_equal(
-            jax.tree.map(lambda x, g=g: x[g], batched), single, f"{env.id}: game {g}"
-        )
+        alone = single_play(init_keys[g], step_keys[g], draws[g], random_actions[g])
+        _assert_trees_equal(_index(batched, g), jax.device_get(alone), f"{env.id}: game {g}")
 
-    init, states, actions = batched  # [G, ...], [G, T, ...] states after each step, [G, T]
+    init, states, actions, observed = batched  # [G, ...], [G, T, ...], [G, T], [G, T, ...]
     _check_fields(env, init, "initial state", leading=1)
     _check_fields(env, states, "state after a step", leading=2)
     _check_init(env, init)
     _check_games(env, init, states)
-    _check_observations(env, states)
-    assert len({tuple(a) for a in np.asarray(actions)}) > 1, (
+    _check_observations(env, states, observed)
+    assert len({tuple(a) for a in actions}) > 1, (
         f"{env.id}: {num_games} games with different keys all played the same actions"
     )
     _check_illegal_action(env, init, states)
 
 
-def _make_play(env: Env, num_steps: int):
-    """play(key) -> (initial state, states after each of num_steps steps, actions [T])."""
+def check_symmetries(env: Env, *, num_games: int = 16, seed: int = 0) -> None:
+    """Raise ``AssertionError`` unless every symmetry of ``env`` commutes with its rules.
 
-    def play(key: Array) -> tuple[State, State, Array]:
-        k_init, k_play = jax.random.split(key)
-        state = env.init(k_init)
+    For each group element, random games are replayed with every action mapped through
+    the element; at every step the replayed state must be the transformed original: the
+    same mover, rewards, terminated and truncated, the transformed observation and the
+    transformed legal mask. Assumes a symmetric initial position (true of board games
+    that start empty) and checks that too.
+    """
+    _check_symmetry_tables(env)
+    play, _ = _players(env)
+    num_steps = env.max_steps + 2
+    init_keys, step_keys, draws = _random_inputs(num_games, num_steps, seed)
+    random_actions = np.full((num_games, num_steps), -1, np.int32)
+    init, states, actions, _ = jax.device_get(play(init_keys, step_keys, draws, random_actions))
+    obs_index = np.asarray(env.symmetries.observation_index)  # [S, P]
+    action_index = np.asarray(env.symmetries.action_index)  # [S, A]
 
-        def body(state: State, key: Array) -> tuple[State, tuple[State, Array]]:
-            k_action, k_step = jax.random.split(key)
-            logits = jnp.where(state.legal_action_mask, 0.0, jnp.finfo(jnp.float32).min)
-            action = jax.random.categorical(k_action, logits).astype(jnp.int32)
-            state = env.step(state, action, k_step)
-            return state, (state, action)
+    def transform_observation(obs: np.ndarray, element: int) -> np.ndarray:
+        flat = obs.reshape(obs.shape[:2] + (obs_index.shape[1], -1))  # [G, T, P, C]
+        return flat[:, :, obs_index[element]].reshape(obs.shape)
 
-        _, (states, actions) = jax.lax.scan(body, state, jax.random.split(k_play, num_steps))
-        return state, states, actions
+    for element in range(1, obs_index.shape[0]):
+        # the image of action a is the a' with action_index[element, a'] == a
+        image = np.argsort(action_index[element]).astype(np.int32)
+        t_init, t_states, _, _ = jax.device_get(play(init_keys, step_keys, draws, image[actions]))
+        where = f"{env.id}: symmetry {element}"
+        assert np.array_equal(
+            transform_observation(init.observation[:, None], element), t_init.observation[:, None]
+        ), f"{where}: the initial position is not symmetric"
+        checks = [
+            (name, getattr(states, name), getattr(t_states, name))
+            for name in ["current_player", "rewards", "terminated", "truncated"]
+        ]
+        checks.append(
+            (
+                "observation",
+                transform_observation(states.observation, element),
+                t_states.observation,
+            )
+        )
+        checks.append(
+            (
+                "legal mask",
+                states.legal_action_mask[..., action_index[element]],
+                t_states.legal_action_mask,
+            )
+        )
+        for name, expected, got in checks:
+            same = (expected == got).reshape(expected.shape[:2] + (-1,)).all(-1)  # [G, T]
+            bad = np.argwhere(~same)
+            assert bad.size == 0, (
+                f"{where}: game {bad[0][0]} step {bad[0][1] + 1}: the {name} of the "
+                f"transformed game is not the transformed {name}"
+            )
 
-    return play
+
+def _random_inputs(num_games: int, num_steps: int, seed: int) -> tuple[Array, Array, np.ndarray]:
+    """Per game an init key; per game and step a step key and a uniform draw in [0, 1)."""
+    k_init, k_step = jax.random.split(jax.random.key(seed))
+    init_keys = jax.random.split(k_init, num_games)  # [G]
+    step_keys = jax.random.split(k_step, num_games * num_steps).reshape(num_games, num_steps)
+    draws = np.random.default_rng(seed).random((num_games, num_steps), dtype=np.float32)
+    return init_keys, step_keys, draws
+
+
+@functools.lru_cache(maxsize=8)
+def _players(env: Env):
+    """Compiled ``play`` for a batch of games (``jit(vmap)``) and for one game (``jit``).
+
+    play(init_key, step_keys [T], draws [T], actions [T]) -> (initial state, states after
+    each step, actions played, env.observe(state, state.current_player) after each step).
+    A negative entry of ``actions`` plays the legal action at the position ``draw * n`` among
+    the n legal ones (uniform); any other entry is played as given. The random numbers
+    come in as arguments, so a replay meets the same chance events, and the compiled
+    program holds no random-number generator (which is slow to compile under vmap).
+    """
+
+    def play(init_key: Array, step_keys: Array, draws: Array, actions: Array):
+        init = env.init(init_key)
+
+        def body(state: State, xs: tuple[Array, Array, Array]) -> tuple[State, tuple]:
+            key, draw, given = xs
+            mask = state.legal_action_mask  # bool [A]
+            nth = jnp.floor(draw * mask.sum()).astype(jnp.int32)  # int32 [] in 0..n-1
+            drawn = jnp.argmax(mask & (jnp.cumsum(mask) == nth + 1)).astype(jnp.int32)
+            action = jnp.where(given < 0, drawn, given)
+            state = env.step(state, action, key)
+            return state, (state, action, env.observe(state, state.current_player))
+
+        _, (states, played, observed) = jax.lax.scan(body, init, (step_keys, draws, actions))
+        return init, states, played, observed
+
+    return jax.jit(jax.vmap(play)), jax.jit(play)
 
 
 def _assert_trees_equal(a: Any, b: Any, where: str) -> None:
@@ -198,11 +277,9 @@ def _check_games(env: Env, init: State, states: State) -> None:
     assert done[:, -1].all()
 
 
-def _check_observations(env: Env, states: State) -> None:
-    observe = jax.jit(jax.vmap(jax.vmap(env.observe)))
-    expected = np.asarray(observe(states, states.current_player))
+def _check_observations(env: Env, states: State, observed: np.ndarray) -> None:
     got = np.asarray(states.observation)
-    same = got == expected if got.dtype == np.bool_ else np.isclose(got, expected)
+    same = got == observed if got.dtype == np.bool_ else np.isclose(got, observed)
     bad = np.argwhere(~same.reshape(got.shape[:2] + (-1,)).all(-1))
     assert bad.size == 0, (
         f"{env.id}: game {bad[0][0]} step {bad[0][1] + 1}: state.observation differs from "
@@ -229,7 +306,7 @@ def _check_illegal_action(env: Env, init: State, states: State) -> None:
             return
 
 
-def _check_symmetries(env: Env) -> None:
+def _check_symmetry_tables(env: Env) -> None:
     sym = env.symmetries
     obs_index = np.asarray(sym.observation_index)
     action_index = np.asarray(sym.action_index)
