@@ -224,8 +224,8 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
     fallback = one_ply(env)
 
     def label(boards: np.ndarray, players: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lead = boards.shape[:-2]
-        boards = boards.reshape(-1, c4.HEIGHT, c4.WIDTH)
+        lead = players.shape
+        boards = boards.reshape(-1, c4.HEIGHT, c4.WIDTH)  # flat [.., 42] or [.., 6, 7] boards
         players = players.reshape(-1)
         scores = np.full((len(boards), c4.WIDTH), c4.ILLEGAL, np.int8)
         solved = np.zeros(len(boards), bool)
