@@ -49,6 +49,7 @@ def check_env(env: Env, *, num_games: int = 16, seed: int = 0) -> None:
     """Raise ``AssertionError`` if ``env`` breaks the Env contract (see module docstring)."""
     assert num_games >= 2, "check_env needs at least 2 games to compare batch elements"
     _check_symmetry_tables(env)
+    _check_fields(env, jax.eval_shape(env.init, jax.random.key(0)), "initial state", leading=0)
     batched_play, single_play = _players(env)
     num_steps = env.max_steps + 2  # every game ends by max_steps; then it must absorb
     init_keys, step_keys, draws = _random_inputs(num_games, num_steps, seed)
@@ -199,12 +200,12 @@ def _check_fields(env: Env, state: State, what: str, *, leading: int) -> None:
         "step_count": (np.int32, ()),
     }
     for name, (dtype, shape) in expected.items():
-        value = np.asarray(getattr(state, name))
+        value = getattr(state, name)  # an array or, from jax.eval_shape, its shape and dtype
         assert value.dtype == dtype and value.shape[leading:] == shape, (
             f"{env.id}: {what}: {name} is {value.dtype}{list(value.shape[leading:])}, "
             f"expected {np.dtype(dtype)}{list(shape)}"
         )
-    obs = np.asarray(state.observation)
+    obs = state.observation
     assert obs.shape[leading:] == tuple(env.observation_shape), (
         f"{env.id}: {what}: observation shape {obs.shape[leading:]} != "
         f"env.observation_shape {tuple(env.observation_shape)}"
@@ -212,6 +213,8 @@ def _check_fields(env: Env, state: State, what: str, *, leading: int) -> None:
     assert obs.dtype == np.bool_ or np.issubdtype(obs.dtype, np.floating), (
         f"{env.id}: {what}: observation dtype {obs.dtype} is neither bool nor float"
     )
+    if isinstance(state.current_player, jax.ShapeDtypeStruct):
+        return
     player = np.asarray(state.current_player)
     assert ((player >= 0) & (player < env.num_players)).all(), (
         f"{env.id}: {what}: current_player outside 0..{env.num_players - 1}"
