@@ -59,7 +59,11 @@ def replay_mismatches(games: dict[str, np.ndarray], spiel_name: str) -> list[str
                 problems.append(f"{where}: mover {games['player'][g, t]} vs {state}")
             if state.legal_actions() != ours:
                 problems.append(f"{where}: legal {ours} vs OpenSpiel {state.legal_actions()}")
-            state.apply_action(int(games["action"][g, t]))
+            action = int(games["action"][g, t])
+            if action not in state.legal_actions():
+                problems.append(f"{where}: we played {action}, illegal in OpenSpiel")
+                break
+            state.apply_action(action)
             if state.is_terminal() != bool(games["terminated"][g, t]):
                 problems.append(f"{where}: terminal {games['terminated'][g, t]} vs OpenSpiel")
         if not state.is_terminal():
