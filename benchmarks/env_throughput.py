@@ -56,19 +56,17 @@ GAMES: dict[str, Entry] = {
 def uniform_legal(key: jax.Array, mask: jax.Array) -> jax.Array:
     """One action per row, uniform among the legal ones: bool [B, A] -> int32 [B].
 
-    Draw k uniform in [0, count) and return the index of the k-th legal action, counted
-    with an unrolled running sum over the A columns (elementwise work that XLA fuses into
-    one loop; cumsum, argmax and categorical cost several times more on CPU).
+    Draw k uniform in {0, ..., n - 1} for the n legal actions and return the k-th legal
+    action: the number of columns whose running count of legal actions is still <= k.
+    The running counts are one small matmul and the answer one reduction; XLA computes
+    both once, instead of fusing (and repeating) the sampler into its consumers.
     """
-    legal = mask.astype(jnp.int32)  # [B, A]
-    count = legal.sum(axis=-1)  # [B]
-    k = (jax.random.uniform(key, count.shape) * count).astype(jnp.int32)  # [B]
-    seen = jnp.zeros_like(count)  # [B] legal actions among columns 0..a
-    action = jnp.zeros_like(count)  # [B] columns whose running count is still <= k
-    for a in range(mask.shape[-1]):
-        seen = seen + legal[:, a]
-        action = action + (seen <= k)
-    return jnp.minimum(action, mask.shape[-1] - 1)
+    num_actions = mask.shape[-1]
+    upper = jnp.triu(jnp.ones((num_actions, num_actions), jnp.float32))  # [a, b]: a <= b
+    seen = mask.astype(jnp.float32) @ upper  # [B, A] legal actions among columns 0..b
+    k = jnp.floor(jax.random.uniform(key, seen.shape[:1]) * seen[:, -1])  # [B]
+    action = (seen <= k[:, None]).sum(axis=-1)  # [B] columns before the k-th legal one
+    return jnp.minimum(action, num_actions - 1).astype(jnp.int32)
 
 
 def jax_runner(env: Any, batch: int, steps_per_call: int) -> Callable[[], int]:

@@ -117,3 +117,15 @@ def test_render_and_column_notation(env, play):
     for bad in ["0", "8", "x", ""]:
         with pytest.raises(ValueError, match="not a column"):
             env.text_to_action(bad)
+
+
+def test_bitboards_hold_the_same_discs_as_the_board(play):
+    states = play(DRAW)
+    for board, bitboards in zip(states.board, states.bitboards, strict=True):
+        for player in range(2):
+            bits = int(bitboards[player, 0]) | int(bitboards[player, 1]) << 32
+            for cell in range(42):
+                row, column = divmod(cell, 7)
+                bit = column * 7 + (5 - row)  # column-major, bottom-up, a guard bit a column
+                assert (bits >> bit & 1) == (board[cell] == player)
+            assert bits >> 49 == 0 and all(bits >> (7 * c + 6) & 1 == 0 for c in range(7))
