@@ -229,13 +229,17 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
         players = players.reshape(-1)
         scores = np.full((len(boards), c4.WIDTH), c4.ILLEGAL, np.int8)
         solved = np.zeros(len(boards), bool)
+        done: dict[tuple[int, int], np.ndarray | None] = {}  # a batch may repeat positions
         for i, (board, player) in enumerate(zip(boards, players, strict=True)):
             position, mask, moves = c4.bitboards_from_board(board, int(player))
             if moves == c4.CELLS or c4.is_over(position ^ mask, mask):
                 continue
-            out = solver.move_scores_bitboards(position, mask, moves, max_nodes=max_nodes)
-            if out is not None:
-                scores[i], solved[i] = out, True
+            if (position, mask) not in done:
+                done[position, mask] = solver.move_scores_bitboards(
+                    position, mask, moves, max_nodes=max_nodes
+                )
+            if done[position, mask] is not None:
+                scores[i], solved[i] = done[position, mask], True
         return scores.reshape(*lead, c4.WIDTH), solved.reshape(lead)
 
     def policy(states: State, key: Array) -> Array:

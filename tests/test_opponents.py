@@ -1,0 +1,113 @@
+"""Opponents: tactics on hand-built positions, perfect play never loses, MCTS beats random."""
+
+import types
+
+import jax
+import numpy as np
+import pytest
+
+import envs
+from jaxzero import opponents
+from jaxzero.evaluate import play_match, states_from_moves
+from jaxzero.solvers import connect_four as c4
+
+REPEATS = 32  # each position is asked this many times, with different keys
+
+
+@pytest.fixture(scope="module")
+def ttt():
+    return envs.make("tic_tac_toe")
+
+
+@pytest.fixture(scope="module")
+def c4_env():
+    return envs.make("connect_four")
+
+
+def decide(env, policy, positions, seed=0):
+    """The policy's actions for each position (move list), REPEATS times: int [P, REPEATS]."""
+    length = max(len(p) for p in positions)
+    moves = np.full((len(positions) * REPEATS, max(length, 1)), -1)
+    lengths = np.repeat([len(p) for p in positions], REPEATS)
+    for i, p in enumerate(positions):
+        moves[i * REPEATS : (i + 1) * REPEATS, : len(p)] = p
+    states = states_from_moves(env, moves, lengths)
+    actions = jax.jit(policy)(states, jax.random.key(seed))
+    return np.asarray(actions).reshape(len(positions), REPEATS)
+
+
+def test_one_ply_tic_tac_toe(ttt):
+    cases = {
+        (0, 3, 1, 4): {2},  # X wins at 2 rather than block O at 5
+        (0, 4, 1): {2},  # O must block the top row
+        (4, 0, 2): {6},  # O must block the anti-diagonal
+        (): set(range(9)),  # nothing to win or block: random
+    }
+    actions = decide(ttt, opponents.one_ply(ttt), list(cases))
+    for (position, allowed), chosen in zip(cases.items(), actions, strict=True):
+        assert set(chosen.tolist()) <= allowed, position
+    assert len(set(actions[-1].tolist())) > 3  # really random on the empty board
+
+
+def test_one_ply_connect_four(c4_env):
+    cases = {
+        (0, 0, 1, 1, 2, 2): {3},  # horizontal win
+        (0, 1, 1, 2, 3, 2, 2, 3, 6, 3): {3},  # diagonal win
+        (0, 6, 0, 6, 0): {0},  # block the vertical three
+        (0, 6, 0, 6, 0, 6): {0},  # win rather than block
+        (1, 2, 3, 1, 6, 2, 6, 3): {1, 2, 3, 5, 6},  # never play below O's threats at 0 and 4
+    }
+    actions = decide(c4_env, opponents.one_ply(c4_env), list(cases))
+    for (position, allowed), chosen in zip(cases.items(), actions, strict=True):
+        assert set(chosen.tolist()) <= allowed, position
+    assert len(set(actions[-1].tolist())) >= 3
+
+
+def test_random_plays_only_legal_moves(c4_env):
+    full = [0, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0]  # columns 0 and 1 full, no four
+    actions = decide(c4_env, opponents.uniform_random(c4_env), [full])
+    assert set(actions[0].tolist()) <= {2, 3, 4, 5, 6}
+    assert len(set(actions[0].tolist())) >= 4
+
+
+def test_minimax_never_loses(ttt):
+    minimax = opponents.tic_tac_toe_minimax(ttt)
+    random = opponents.uniform_random(ttt)
+    result = play_match(ttt, minimax, random, 400, jax.random.key(0), opening_plies=0)
+    assert result.losses == 0 and result.wins > 300
+    against_itself = play_match(ttt, minimax, minimax, 100, jax.random.key(1), opening_plies=0)
+    assert against_itself.draws == 100
+
+
+def test_pure_mcts_beats_random_at_tic_tac_toe(ttt):
+    mcts = opponents.pure_mcts(ttt, num_simulations=48)
+    random = opponents.uniform_random(ttt)
+    result = play_match(ttt, mcts, random, 64, jax.random.key(0), opening_plies=0)
+    assert result.score > 0.8 and result.losses <= 4, result
+
+
+def test_connect_four_solver_plays_best_scores(c4_env):
+    position = [1, 5, 4, 6, 4, 5, 4, 0, 1]  # "265756512", a loss in -12: only column 4 holds
+    actions = decide(c4_env, opponents.connect_four_solver(c4_env), [position])
+    scores = c4.Solver().move_scores(position)
+    assert scores.max() == -12 and (scores[actions[0]] == -12).all()
+
+
+def test_connect_four_solver_falls_back_to_one_ply_over_budget(c4_env):
+    player = opponents.connect_four_solver(c4_env, max_nodes=100)
+    actions = decide(c4_env, player, [[3], [0, 6, 0, 6, 0]])
+    assert len(set(actions[0].tolist())) > 1  # not solved: one-ply's random choice
+    assert (actions[1] == 0).all()  # one-ply still blocks
+
+
+def test_factory(ttt, c4_env):
+    assert opponents.make_opponent("random", ttt) is not None
+    with pytest.raises(ValueError, match="one_ply") as error:
+        opponents.make_opponent("alphabeta", ttt)
+    assert "pure_mcts" in str(error.value) and "perfect" in str(error.value)
+    with pytest.raises(ValueError, match="tic_tac_toe"):
+        opponents.make_opponent("tic_tac_toe_minimax", c4_env)
+    with pytest.raises(ValueError, match="connect_four"):
+        opponents.make_opponent("connect_four_solver", ttt)
+    with pytest.raises(ValueError, match="no perfect player"):
+        opponents.make_opponent("perfect", types.SimpleNamespace(id="go_9x9"))
