@@ -169,79 +169,100 @@ ACTION_KIND = np.concatenate([np.full(n, start, np.int32) for start, n in _BLOCK
 ACTION_INDEX = np.arange(NUM_ACTIONS, dtype=np.int32) - ACTION_KIND  # int32 [A]: i or slot j
 
 
-def _action_table() -> np.ndarray:
-    """int32 [A, K]: everything about an action known before looking at the state.
+# Zones: the rows of the state's count table, laid out so that reversing the rows swaps the
+# two sides (hand <-> other_hand, ...; the ships in play stay in the middle) and the rows the
+# mover may see come first.
+ZONES = ("hand", "deck", "discard", "bases", "in_play", "other_bases", "other_discard",
+         "other_deck", "other_hand")  # fmt: skip
+Z_HAND, Z_DECK, Z_DISCARD, Z_BASES, Z_IN_PLAY = range(5)
+Z_OTHER_BASES, Z_OTHER_DISCARD, Z_OTHER_DECK, Z_OTHER_HAND = range(5, 9)
+Z = len(ZONES)
 
-    Columns: kind, slot, card (T: none or a trade-row slot's card), cost, defence, faction
-    change (+1 play, -1 scrap ability), faction, 6 zone moves (hand, in play, bases,
-    discard, other bases, other discard), 6 effects, 6 ally effects.
+
+def _zone_rows(*rows: int) -> np.ndarray:
+    """int32 [Z, 1]: a column selecting ``rows``, to broadcast one [T] vector onto them."""
+    column = np.zeros((Z, 1), np.int32)
+    column[list(rows)] = 1
+    return column
+
+
+def _action_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Everything about each action known before looking at the state.
+
+    Returns ``info`` int32 [A, 19] with columns: kind, slot, card (T: none, or the card in a
+    trade-row slot), cost, combat spent, faction change (+1 play, -1 scrap ability),
+    faction, 6 effects, 6 ally effects; and ``moves`` int32 [A, Z], how many copies of the
+    action's card enter (+) or leave (-) each zone.
     """
-    table = np.zeros((NUM_ACTIONS, 13 + 2 * len(EFFECTS)), np.int32)
-    table[:, 0], table[:, 1] = ACTION_KIND, ACTION_INDEX
-    table[:, 2], table[:, 6] = T, NEUTRAL
-    moves = {
-        SCRAP_HAND: (-1, 0, 0, 0, 0, 0),
-        SCRAP_DISCARD: (0, 0, 0, -1, 0, 0),
-        DISCARD_HAND: (-1, 0, 0, 1, 0, 0),
-        ATTACK_BASE: (0, 0, 0, 0, -1, 1),
-    }
+    info = np.zeros((NUM_ACTIONS, 7 + 2 * len(EFFECTS)), np.int32)
+    moves = np.zeros((NUM_ACTIONS, Z), np.int32)
+    info[:, 0], info[:, 1], info[:, 2], info[:, 6] = ACTION_KIND, ACTION_INDEX, T, NEUTRAL
     for a in range(NUM_ACTIONS):
         kind, i = ACTION_KIND[a], ACTION_INDEX[a]
         if kind in (BUY, BUY_EXPLORER):
-            table[a, 2:4] = (T, 0) if kind == BUY else (EXPLORER, COST[EXPLORER])
-            table[a, 10] = 1  # the bought card goes to the discard pile
-        if kind not in (PLAY, ABILITY, ATTACK_BASE, SCRAP_HAND, SCRAP_DISCARD, DISCARD_HAND):
-            continue
-        table[a, 2] = i
-        if kind == PLAY:
-            table[a, 5:7] = 1, FACTION[i]
-            table[a, 7:13] = (-1, 0, 1, 0, 0, 0) if IS_BASE[i] else (-1, 1, 0, 0, 0, 0)
-            table[a, 13:19], table[a, 19:25] = PRIMARY[i], ALLY[i]
+            info[a, 2:4] = (T, 0) if kind == BUY else (EXPLORER, COST[EXPLORER])
+            moves[a, Z_DISCARD] = 1
+        elif kind == PLAY:
+            info[a, 2], info[a, 5:7] = i, (1, FACTION[i])
+            info[a, 7:13], info[a, 13:19] = PRIMARY[i], ALLY[i]
+            moves[a, [Z_HAND, Z_BASES if IS_BASE[i] else Z_IN_PLAY]] = -1, 1
         elif kind == ABILITY:
-            table[a, 5:7] = -1, FACTION[i]
-            table[a, 7:13] = (0, 0, -1, 0, 0, 0) if IS_BASE[i] else (0, -1, 0, 0, 0, 0)
-            table[a, 13:19] = SCRAP_ABILITY[i]
-        else:
-            table[a, 4] = DEFENCE[i] if kind == ATTACK_BASE else 0  # combat spent
-            table[a, 7:13] = moves[kind]
-    return table
+            info[a, 2], info[a, 5:7], info[a, 7:13] = i, (-1, FACTION[i]), SCRAP_ABILITY[i]
+            moves[a, Z_BASES if IS_BASE[i] else Z_IN_PLAY] = -1
+        elif kind == ATTACK_BASE:
+            info[a, 2], info[a, 4] = i, DEFENCE[i]
+            moves[a, [Z_OTHER_BASES, Z_OTHER_DISCARD]] = -1, 1
+        elif kind == SCRAP_HAND:
+            info[a, 2], moves[a, Z_HAND] = i, -1
+        elif kind == SCRAP_DISCARD:
+            info[a, 2], moves[a, Z_DISCARD] = i, -1
+        elif kind == DISCARD_HAND:
+            info[a, 2] = i
+            moves[a, [Z_HAND, Z_DISCARD]] = -1, 1
+    return info, moves
 
 
-ACTION_TABLE = _action_table()
+ACTION_INFO, ACTION_MOVES = _action_tables()
 TYPES = np.arange(T, dtype=np.int32)
 _UPPER = np.triu(np.ones((T, T), np.int32))  # x @ _UPPER: cumulative sums of x
+START_ZONES = np.zeros((Z, T), np.int32)
+START_ZONES[[Z_DECK, Z_OTHER_DECK]] = STARTERS
 
-# Observation: 9 count vectors, the trade row as ROW one-hot vectors, 10 scalars, then the
-# mover's cards in play per faction and the factions with an ally effect waiting.
+# Observation: the visible zones (hand, deck, discard, bases, in play, other bases, other
+# discard), the other's hand-plus-deck pool, the trade deck, the trade row as ROW one-hot
+# vectors, 10 scalars, the mover's cards in play per faction and the factions whose ally
+# effect waits.
 OBSERVATION_SIZE = 9 * T + ROW * T + 10 + 2 * (NEUTRAL + 1)
 _OBS_AUTHORITY = 9 * T + ROW * T  # where the scalars start
 _OBS_TURN = _OBS_AUTHORITY + 8
+
+
+def _zone(name: str) -> property:
+    row = ZONES.index(name)
+    return property(lambda self: self.zones[..., row, :], doc=f"int32 [..., T]: {name} counts")
 
 
 @state_dataclass
 class StarDuelState(State):
     """The table, seat-relative: the plain zones are the mover's, ``other_*`` the other's."""
 
-    authority: Array  # int32 [2]    [mover, other]
-    hand: Array  # int32 [T]    card counts per type
-    deck: Array  # int32 [T]
-    discard: Array  # int32 [T]
-    bases: Array  # int32 [T]    bases in play
-    other_hand: Array  # int32 [T]
-    other_deck: Array  # int32 [T]
-    other_discard: Array  # int32 [T]
-    other_bases: Array  # int32 [T]
-    in_play: Array  # int32 [T]    ships the mover played this turn
+    zones: Array  # int32 [Z, T]  card counts per zone (rows: ZONES) and type
     trade_deck: Array  # int32 [T]
-    trade_row: Array  # int32 [ROW]  card type per slot, -1 empty
+    trade_row: Array  # int32 [ROW]   card type per slot, -1 empty
+    authority: Array  # int32 [2]     [mover, other]
     trade: Array  # int32 []
     combat: Array  # int32 []
-    faction_count: Array  # int32 [F+1]  the mover's cards in play per faction (last: neutral)
-    ally_pending: Array  # int32 [F+1]  the faction's one card whose ally waits; T if none
-    discard_pending: Array  # int32 []     cards the mover must discard now
-    scrap_pending: Array  # int32 []     cards the mover may scrap now
-    owed_discards: Array  # int32 []     cards the other discards when their turn starts
-    turn: Array  # int32 []     turns completed
+    faction_count: Array  # int32 [F+1]   the mover's cards in play per faction (last: neutral)
+    ally_pending: Array  # int32 [F+1]   the faction's one card whose ally waits; T if none
+    discard_pending: Array  # int32 []      cards the mover must discard now
+    scrap_pending: Array  # int32 []      cards the mover may scrap now
+    owed_discards: Array  # int32 []      cards the other discards when their turn starts
+    turn: Array  # int32 []      turns completed
+
+    hand, deck, discard, bases = _zone("hand"), _zone("deck"), _zone("discard"), _zone("bases")
+    other_hand, other_deck = _zone("other_hand"), _zone("other_deck")
+    other_discard, other_bases = _zone("other_discard"), _zone("other_bases")
+    in_play = _zone("in_play")
 
 
 class StarDuel(Env):
@@ -271,11 +292,11 @@ class StarDuel(Env):
 
     def _init(self, key: Array) -> StarDuelState:
         bits = jax.random.bits(key, (ROW + FIRST_HAND + HAND,), jnp.uint32)
-        empty = jnp.zeros(T, jnp.int32)
-        starters = jnp.asarray(STARTERS)
-        trade_deck, _, row = _draw(jnp.asarray(TRADE_DECK), empty, empty, ROW, bits[:ROW])
-        deck, _, hand = _draw(starters, empty, empty, FIRST_HAND, bits[ROW : ROW + FIRST_HAND])
-        other_deck, _, other_hand = _draw(starters, empty, empty, HAND, bits[ROW + FIRST_HAND :])
+        start = jnp.asarray(START_ZONES)
+        row = _deal(jnp.asarray(TRADE_DECK), ROW, bits[:ROW])
+        hand = _deal(start[Z_DECK], FIRST_HAND, bits[ROW : ROW + FIRST_HAND])
+        other_hand = _deal(start[Z_OTHER_DECK], HAND, bits[ROW + FIRST_HAND :])
+        zones = start + _move(hand, Z_DECK, Z_HAND) + _move(other_hand, Z_OTHER_DECK, Z_OTHER_HAND)
         zero = jnp.int32(0)
         state = StarDuelState(
             current_player=zero,
@@ -285,19 +306,11 @@ class StarDuel(Env):
             terminated=jnp.bool_(False),
             truncated=jnp.bool_(False),
             step_count=zero,
-            authority=jnp.full(2, self.authority, jnp.int32),
-            hand=hand,
-            deck=deck,
-            discard=empty,
-            bases=empty,
-            other_hand=other_hand,
-            other_deck=other_deck,
-            other_discard=empty,
-            other_bases=empty,
-            in_play=empty,
-            trade_deck=trade_deck,
+            zones=zones,
+            trade_deck=jnp.asarray(TRADE_DECK) - row,
             # The drawn row is a multiset; lay it out left to right (slot order carries no rule).
             trade_row=jnp.repeat(jnp.asarray(TYPES), row, total_repeat_length=ROW),
+            authority=jnp.full(2, self.authority, jnp.int32),
             trade=zero,
             combat=zero,
             faction_count=jnp.zeros(NEUTRAL + 1, jnp.int32),
@@ -318,6 +331,7 @@ class StarDuel(Env):
         return self._finish(s)
 
     def _finish(self, s: StarDuelState) -> StarDuelState:
+        s = s.replace(zones=_once(s.zones))  # read by the mask, the observation and callers
         return s.replace(observation=_observation(s, True, self), legal_action_mask=_legal(s))
 
     def _observe(self, state: StarDuelState, player: Array) -> Array:
@@ -328,22 +342,17 @@ class StarDuel(Env):
     def resample_hidden(self, state: StarDuelState, key: Array) -> StarDuelState:
         """A state the mover cannot tell from ``state``: the other player's hand is redealt.
 
-        The mover sees everything except the other player's hand and every deck's order, and
-        decks have no order here; so the hidden part is which cards of the other player's
-        hand-plus-deck pool (a multiset the mover knows) are in the hand. The observation and
-        every multiset the mover can see are unchanged; the hand keeps its size.
+        The mover sees everything except the other player's hand and the order of the decks,
+        and decks have no order here; so the hidden part is which cards of the other player's
+        hand-plus-deck pool (a multiset the mover knows) are in the hand. The hand keeps its
+        size (at most 5 between turns, the size of a drawn hand); the observation and every
+        multiset the mover can see are unchanged.
         """
         pool = state.other_hand + state.other_deck  # int32 [T]
-
-        def deal(i, carry):
-            deck, hand = carry
-            bits = jax.random.bits(jax.random.fold_in(key, i), (1,), jnp.uint32)
-            deck, _, hand = _draw(deck, jnp.zeros_like(deck), hand, 1, bits)
-            return deck, hand
-
-        start = (pool, jnp.zeros_like(pool))
-        deck, hand = jax.lax.fori_loop(0, state.other_hand.sum(), deal, start)
-        return state.replace(other_hand=hand, other_deck=deck)
+        bits = jax.random.bits(key, (HAND,), jnp.uint32)
+        hand = _deal(pool, jnp.minimum(state.other_hand.sum(), HAND), bits)
+        zones = state.zones + _move(state.other_hand - hand, Z_OTHER_HAND, Z_OTHER_DECK)
+        return state.replace(zones=zones)
 
     def render(self, state: StarDuelState) -> str:
         def cards(counts) -> str:
@@ -406,6 +415,23 @@ ACTION_TEXT = tuple(_action_text(a) for a in range(NUM_ACTIONS))
 _TEXT_ACTION = {text: a for a, text in enumerate(ACTION_TEXT)}
 
 
+def _once(x: Array) -> Array:
+    """int32 ``x`` (small integers), computed once for all its readers.
+
+    XLA on CPU copies a fused producer into each of its consumers (and drops optimization
+    barriers), so a chain that feeds many elementwise ops, or a [T] vector broadcast over
+    the zones, is recomputed for every element it reaches. It never fuses through a dot: a
+    product with the identity (float32, exact for these counts) stores the value once.
+    """
+    eye = jnp.eye(x.shape[-1], dtype=jnp.float32)
+    return (x.astype(jnp.float32) @ eye).astype(jnp.int32)
+
+
+def _move(cards: Array, source: int, target: int) -> Array:
+    """int32 [Z, T]: the change in the zones when ``cards`` move from ``source`` to ``target``."""
+    return jnp.asarray(_zone_rows(target) - _zone_rows(source)) * cards
+
+
 def _deal(cards: Array, k: Array, bits: Array) -> Array:
     """int32 [T]: the counts of ``k`` cards taken uniformly at random from ``cards``.
 
@@ -415,39 +441,43 @@ def _deal(cards: Array, k: Array, bits: Array) -> Array:
     """
     cum = cards @ jnp.asarray(_UPPER)  # int32 [T] cumulative counts
     size = cum[-1]
-    chosen = []
-    for i in range(bits.shape[0]):
+    chosen, k_max = [], bits.shape[0]
+    for i in range(k_max):
         top = size - k + i  # Floyd: a uniform position in [0, top], or top if already taken
         pick = ((bits[i] >> 16) * (top + 1).astype(jnp.uint32) >> 16).astype(jnp.int32)
         taken = jnp.any(jnp.stack([pick == c for c in chosen])) if chosen else False
         chosen.append(jnp.where(i < k, jnp.where(taken, top, pick), size))  # size: no card
-    # Computing the positions once before the per-type counts keeps XLA from repeating
-    # the scalar chain above for every card type.
-    chosen = jax.lax.optimization_barrier(chosen)
+    positions = _once(jnp.stack(chosen))  # int32 [K]: not recomputed for every card type
     low = cum - cards
-    return sum(((p >= low) & (p < cum)).astype(jnp.int32) for p in chosen)
+    drawn = sum(
+        ((positions[i] >= low) & (positions[i] < cum)).astype(jnp.int32) for i in range(k_max)
+    )
+    return _once(drawn)
 
 
-def _draw(deck: Array, discard: Array, hand: Array, n: Array, bits: Array):
-    """Move ``n`` (<= len(bits)) random cards from ``deck`` to ``hand``.
+def _draw(zones: Array, n: Array, bits: Array) -> Array:
+    """int32 [Z, T]: the zones after the mover draws ``n`` (<= len(bits)) random cards.
 
     When the deck runs out with cards still due, the discard pile is shuffled into a new deck
-    and the rest come from it (as many as there are). Returns ``(deck, discard, hand)``.
+    and the rest come from it (as many as there are).
     """
+    deck, discard = zones[Z_DECK], zones[Z_DISCARD]
     size = deck.sum()
-    first = _deal(deck, jnp.minimum(n, size), bits)
-    rest = n - size  # > 0: the deck runs out and the discard pile becomes the deck
-    shuffle = rest > 0
-    second = _deal(discard, jnp.clip(rest, 0, discard.sum()), bits)
-    deck = jnp.where(shuffle, discard - second, deck - first)
-    return deck, jnp.where(shuffle, 0, discard), hand + first + second
+    first = _deal(deck, jnp.minimum(n, size), bits)  # all of the deck if it runs out
+    shuffle = n > size
+    second = _deal(discard, jnp.clip(n - size, 0, discard.sum()), bits)  # zero unless shuffled
+    row = lambda z: jnp.asarray(_zone_rows(z))
+    change = row(Z_HAND) * (first + second) - row(Z_DECK) * first
+    change = change + jnp.where(
+        shuffle, row(Z_DECK) * (discard - second) - row(Z_DISCARD) * discard, 0
+    )
+    return zones + change
 
 
 def _act(s: StarDuelState, action: Array, bits: Array) -> StarDuelState:
     """Everything one action does before the turn (possibly) passes."""
-    info = jnp.asarray(ACTION_TABLE)[action]  # int32 [K]
-    kind, slot, cost, defence = info[0], info[1], info[3], info[4]
-    faction_change, moves, effect = info[5], info[7:13], info[13:19]
+    info = jnp.asarray(ACTION_INFO)[action]  # int32 [19]
+    kind, slot, cost, spent, faction_change = info[0], info[1], info[3], info[4], info[5]
     buy_slot = kind == BUY
     slot_one = jnp.arange(ROW) == slot
     card = jnp.where(buy_slot, jnp.where(slot_one, s.trade_row, 0).sum(), info[2])
@@ -460,83 +490,60 @@ def _act(s: StarDuelState, action: Array, bits: Array) -> StarDuelState:
     before = jnp.where(faction_one, s.faction_count, 0).sum()
     waiting = jnp.where(faction_one, s.ally_pending, 0).sum()
     allied = (kind == PLAY) & (before > 0)
-    effect = effect + allied * (info[19:25] + jnp.asarray(ALLY)[waiting])  # int32 [6]
+    effect = info[7:13] + allied * (info[13:19] + jnp.asarray(ALLY)[waiting])  # int32 [6]
     after = before + faction_change
     pending = jnp.where(
         kind == PLAY, jnp.where(before == 0, card, T), jnp.where(after > 0, waiting, T)
     )
-    touched = faction_one & (faction_change != 0)
-    ally_pending = jnp.where(touched, pending, s.ally_pending)
+    ally_pending = jnp.where(faction_one & (faction_change != 0), pending, s.ally_pending)
 
-    hand = s.hand + moves[0] * one
-    in_play = s.in_play + moves[1] * one
-    discard = s.discard + moves[3] * one
-
+    zones = s.zones + jnp.asarray(ACTION_MOVES)[action][:, None] * one  # int32 [Z, T]
     # A bought slot is refilled from the trade deck (left empty, -1, once it runs out).
-    empty = jnp.zeros(T, jnp.int32)
-    trade_deck, _, refill = _draw(s.trade_deck, empty, empty, buy_slot, bits[HAND:])
+    refill = _deal(s.trade_deck, buy_slot & (s.trade_deck.sum() > 0), bits[HAND:])
     new_card = jnp.where(refill.sum() > 0, (refill * jnp.asarray(TYPES)).sum(), -1)
+    # The end of a turn: hand and ships to the discard pile, then a fresh hand is drawn.
+    end = kind == END_TURN
+    ended = zones + jnp.asarray(_zone_rows(Z_DISCARD)) * (zones[Z_HAND] + zones[Z_IN_PLAY])
+    zones = jnp.where(end, ended * jnp.asarray(1 - _zone_rows(Z_HAND, Z_IN_PLAY)), zones)
+    zones = _draw(zones, jnp.where(end, HAND, effect[DRAW]), bits[:HAND])
 
     attack = jnp.where(kind == ATTACK_PLAYER, s.combat, 0)
-    end = kind == END_TURN
-    discard = jnp.where(end, discard + hand + in_play, discard)
-    hand = jnp.where(end, 0, hand)
-    # Draws: the effect's cards, or a fresh hand at the end of the turn.
-    deck, discard, hand = _draw(
-        s.deck, discard, hand, jnp.where(end, HAND, effect[DRAW]), bits[:HAND]
-    )
-    scrap_pending = (
-        s.scrap_pending + effect[SCRAP] - ((kind == SCRAP_HAND) | (kind == SCRAP_DISCARD))
-    )
+    scrapped = (kind == SCRAP_HAND) | (kind == SCRAP_DISCARD)
     return s.replace(
-        authority=s.authority + jnp.stack([effect[AUTHORITY], -attack]),
-        hand=hand,
-        deck=deck,
-        discard=discard,
-        bases=s.bases + moves[2] * one,
-        other_bases=s.other_bases + moves[4] * one,
-        other_discard=s.other_discard + moves[5] * one,
-        in_play=jnp.where(end, 0, in_play),
-        trade_deck=trade_deck,
+        zones=zones,
+        trade_deck=s.trade_deck - refill,
         trade_row=jnp.where(buy_slot & slot_one, new_card, s.trade_row),
+        authority=s.authority + jnp.stack([effect[AUTHORITY], -attack]),
         trade=s.trade + effect[TRADE] - cost,
-        combat=s.combat + effect[COMBAT] - defence - attack,
+        combat=s.combat + effect[COMBAT] - spent - attack,
         faction_count=s.faction_count + faction_one * faction_change,
         ally_pending=ally_pending,
         discard_pending=s.discard_pending - (kind == DISCARD_HAND),
-        scrap_pending=jnp.where(kind == SCRAP_NOTHING, 0, scrap_pending),
+        scrap_pending=jnp.where(
+            kind == SCRAP_NOTHING, 0, s.scrap_pending + effect[SCRAP] - scrapped
+        ),
         owed_discards=s.owed_discards + effect[DISCARD],
     )
 
 
 def _swap_sides(s: StarDuelState) -> StarDuelState:
-    """The same table seen from the other seat (only the per-player fields move)."""
-    return s.replace(
-        authority=s.authority[::-1],
-        hand=s.other_hand,
-        deck=s.other_deck,
-        discard=s.other_discard,
-        bases=s.other_bases,
-        other_hand=s.hand,
-        other_deck=s.deck,
-        other_discard=s.discard,
-        other_bases=s.bases,
-    )
+    """The same table seen from the other seat (only the per-player zones and authority move)."""
+    return s.replace(zones=s.zones[::-1], authority=s.authority[::-1])
 
 
 def _pass_turn(s: StarDuelState, end: Array) -> StarDuelState:
     """Where ``end``: the turn passes and the new mover's bases fire their turn-start effects."""
     t = _swap_sides(s)
+    bases = t.bases  # int32 [T]
     factions = jnp.asarray(FACTION_ONEHOT)  # int32 [T, F+1]
-    faction_count = t.bases @ factions  # int32 [F+1]
+    faction_count = bases @ factions  # int32 [F+1]
     allied = factions @ faction_count > 1  # bool [T]: another card of its faction is in play
-    effect = t.bases @ jnp.asarray(PRIMARY[:T]) + (t.bases * allied) @ jnp.asarray(ALLY[:T])
+    effect = bases @ jnp.asarray(PRIMARY[:T]) + (bases * allied) @ jnp.asarray(ALLY[:T])
     # A faction with a single base in play waits for an ally: that base's type.
-    alone = jnp.asarray(TYPES) @ (factions * (t.bases > 0)[:, None])  # int32 [F+1]
+    alone = jnp.asarray(TYPES) @ (factions * (bases > 0)[:, None])  # int32 [F+1]
     t = t.replace(
         current_player=1 - s.current_player,
         authority=t.authority.at[0].add(effect[AUTHORITY]),
-        in_play=jnp.zeros_like(s.in_play),
         trade=effect[TRADE],
         combat=effect[COMBAT],
         faction_count=faction_count,
@@ -577,20 +584,23 @@ def _legal(s: StarDuelState) -> Array:
 def _observation(s: StarDuelState, is_mover: Array, env: StarDuel) -> Array:
     """float32 [OBSERVATION_SIZE]: what the viewer, whose side is the plain zones, may know.
 
-    Counts of the viewer's hand, deck and discard pile; ships in play this turn; both sides'
-    bases; the other side's discard pile and its hand-plus-deck pool (known from what it
-    bought and scrapped, never split into hand and deck); the trade deck; the trade row slot
-    by slot (one-hot); then authorities (over the starting authority), trade, combat, the
-    other's hand size, pending discards and scraps, discards owed by the other, turn over
-    turn cap, whether the viewer is the mover; last the cards in play per faction and the
-    factions with an ally effect waiting.
+    Counts of the viewer's hand, deck, discard pile and bases; ships in play this turn; the
+    other side's bases, discard pile and hand-plus-deck pool (known from what it bought and
+    scrapped, never split into hand and deck); the trade deck; the trade row slot by slot
+    (one-hot); then authorities (over the starting authority), trade, combat, the other's
+    hand size, pending discards and scraps, discards owed by the other, turn over turn cap,
+    whether the viewer is the mover; last the cards in play per faction and the factions
+    with an ally effect waiting.
     """
+    z = s.zones
     row = (s.trade_row[:, None] == jnp.asarray(TYPES)).reshape(-1)  # bool [ROW * T]
-    counts = [s.hand, s.deck, s.discard, s.in_play, s.bases, s.other_bases, s.other_discard,
-              s.other_hand + s.other_deck, s.trade_deck, row]  # fmt: skip
-    scalars = [s.authority, s.trade, s.combat, s.other_hand.sum(), s.discard_pending,
-               s.scrap_pending, s.owed_discards, s.turn, is_mover]  # fmt: skip
-    parts = [*counts, *(jnp.atleast_1d(x) for x in scalars), s.faction_count, s.ally_pending < T]
+    scalars = jnp.stack([
+        *s.authority, s.trade, s.combat, s.other_hand.sum(), s.discard_pending, s.scrap_pending,
+        s.owed_discards, s.turn, jnp.int32(is_mover),
+    ])  # fmt: skip
+    visible = z[:Z_OTHER_DECK].reshape(-1)
+    pool = z[Z_OTHER_DECK] + z[Z_OTHER_HAND]
+    parts = [visible, pool, s.trade_deck, row, scalars, s.faction_count, s.ally_pending < T]
     # One integer vector, then one conversion and scaling (authority and turn as fractions).
     scale = np.ones(OBSERVATION_SIZE, np.float32)
     scale[_OBS_AUTHORITY : _OBS_AUTHORITY + 2] = 1 / env.authority
