@@ -1,0 +1,97 @@
+"""Strength of a Go agent against GNU Go, through GTP, both colours.
+
+    .venv/bin/python benchmarks/gnugo_match.py --checkpoint runs/go_6x6 --games 40 \
+        --level 10 --sgf runs/go_6x6/gnugo_games
+
+Our engine runs as `jaxzero gtp` in a subprocess, GNU Go as `gnugo --mode gtp`; colours
+alternate game by game; GNU Go's final_score (which judges dead stones) decides scored
+games. Prints the win rate with a 95% Wilson interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from envs.go import gtp_to_action
+from jaxzero.agent import load_agent
+from jaxzero.evaluate import wilson_interval
+from jaxzero.gtp import GtpClient, play_match
+from jaxzero.sgf import GoRecord, write_sgf
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", required=True, help="run directory or checkpoint")
+    parser.add_argument("--games", type=int, default=20)
+    parser.add_argument("--level", type=int, default=10, help="GNU Go level (0-10)")
+    parser.add_argument("--simulations", type=int, default=None)
+    parser.add_argument("--sgf", type=Path, default=None, help="write each game here as SGF")
+    args = parser.parse_args()
+
+    gnugo = shutil.which("gnugo") or shutil.which("gnugo", path="/usr/games")
+    if gnugo is None:
+        sys.exit("gnugo not found: run `make system-deps`")
+    agent = load_agent(args.checkpoint)
+    size, komi = agent.env.size, agent.env.komi
+    ours_cmd = [sys.executable, "-m", "jaxzero.cli", "gtp", "--checkpoint", args.checkpoint]
+    if args.simulations:
+        ours_cmd += ["--simulations", str(args.simulations)]
+    gnu_cmd = [gnugo, "--mode", "gtp", "--boardsize", str(size), "--komi", str(komi)]
+    gnu_cmd += ["--level", str(args.level)]
+    ours, gnu = GtpClient(ours_cmd), GtpClient(gnu_cmd)
+    if args.sgf:
+        args.sgf.mkdir(parents=True, exist_ok=True)
+    wins = 0
+    try:
+        for game in range(args.games):
+            ours_black = game % 2 == 0
+            black, white = (ours, gnu) if ours_black else (gnu, ours)
+            result = play_match(
+                black,
+                white,
+                size=size,
+                komi=komi,
+                max_moves=2 * size * size,
+                judge="white" if ours_black else "black",
+            )
+            won = result.winner == ("black" if ours_black else "white")
+            wins += won
+            print(
+                f"game {game + 1:3d}: jaxzero {'black' if ours_black else 'white'}  "
+                f"{'win ' if won else 'loss'}  {result.reason:8s} {len(result.moves):3d} moves  "
+                f"{result.scores.get('black' if not ours_black else 'white', '')}",
+                flush=True,
+            )
+            if args.sgf:
+                names = ("jaxzero", f"GNU Go {args.level}")
+                moves = [gtp_to_action(m, size) for m in result.moves]
+                result_text = {"black": "B+", "white": "W+"}.get(result.winner, "0")
+                if result.reason == "resign":
+                    result_text += "R"
+                record = GoRecord(
+                    size=size,
+                    komi=komi,
+                    moves=moves,
+                    result=result_text
+                    if result.reason == "resign"
+                    else result.scores.get("white" if ours_black else "black", ""),
+                    black=names[0] if ours_black else names[1],
+                    white=names[1] if ours_black else names[0],
+                )
+                (args.sgf / f"game_{game + 1:03d}.sgf").write_text(write_sgf(record))
+    finally:
+        ours.close()
+        gnu.close()
+    low, high = wilson_interval(wins, args.games)
+    print(
+        f"\njaxzero (iteration {agent.iteration}) vs GNU Go level {args.level}, {size}x{size}, "
+        f"komi {komi:g}: {wins}/{args.games} wins = {wins / args.games:.1%} "
+        f"(95% CI {low:.1%}-{high:.1%})"
+    )
+
+
+if __name__ == "__main__":
+    main()
