@@ -99,6 +99,28 @@ class TrainConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class ArenaConfig:
+    """The arena gate and the driver's periodic evaluation (``jaxzero.arena``).
+
+    With ``enabled``, a frozen best network makes all self-play and the learner trains
+    on it; every ``every`` iterations the learner plays ``num_games`` games against the
+    best (eval-strength search both sides, paired random openings of ``opening_plies``
+    plies) and replaces it iff its score (wins + draws / 2) / games >= ``threshold``.
+    Without it the best is the learner after every update (the plain AlphaZero loop).
+    Every ``eval_every`` iterations (0 = never) the driver logs the agent's score
+    against random and one-ply over ``eval_games`` games each, gate on or off.
+    """
+
+    enabled: bool = False
+    every: int = 50  # iterations between arena matches
+    num_games: int = 200  # even; at least this many games to promote
+    threshold: float = 0.55  # promote iff the learner's score >= threshold
+    opening_plies: int = 2  # uniformly random plies before the players take over
+    eval_every: int = 100  # iterations between evaluations against fixed opponents; 0 = off
+    eval_games: int = 100  # even; games against each fixed opponent
+
+
+@dataclasses.dataclass(frozen=True)
 class Config:
     game: str = "tic_tac_toe"
     network: NetworkConfig = NetworkConfig()
@@ -107,6 +129,7 @@ class Config:
     replay: ReplayConfig = ReplayConfig()
     optim: OptimConfig = OptimConfig()
     train: TrainConfig = TrainConfig()
+    arena: ArenaConfig = ArenaConfig()
     seed: int = 0
 
 
