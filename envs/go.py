@@ -128,6 +128,12 @@ class Go(Env):
     def __repr__(self) -> str:
         return f"Go(size={self.size}, komi={self.komi}, history={self.history})"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Go) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:  # equal configurations share compiled functions
+        return hash(repr(self))
+
     # ----------------------------------------------------------------- env contract
     def _init(self, key: Array) -> GoState:
         del key
@@ -243,25 +249,22 @@ class Go(Env):
             if liberties[0, start] == 0:
                 where = action_to_gtp(start, n)
                 raise ValueError(f"the chain at {where} has no liberties")
-        return self._make_state(
-            colour=jnp.asarray(colour),
-            chain=jnp.asarray(chain),
-            liberties=jnp.asarray(liberties),
-            chain_hash=jnp.asarray(chain_hash),
-            to_play=jnp.int32(to_play),
-        )
+        return _jit_make_state(self, colour, chain, liberties, chain_hash, np.int32(to_play))
 
     def state_from_moves(self, moves, state: GoState | None = None) -> GoState:
         """Play ``moves`` (action ints or GTP strings such as ``"D4"``/``"pass"``) from
         ``state`` (default: the empty board), alternating colours. ValueError on an illegal
         move. Host-side; for tests and for loading game records."""
-        state = self.init(jax.random.key(0)) if state is None else state
+        state = _jit_init(self) if state is None else state
         for i, move in enumerate(moves):
             action = gtp_to_action(move, self.size) if isinstance(move, str) else int(move)
-            if not (0 <= action < self.num_actions) or not bool(state.legal_action_mask[action]):
-                raise ValueError(f"move {i + 1} ({move!r}) is illegal here")
-            if bool(state.terminated | state.truncated):
+            mask, terminated, truncated = jax.device_get(
+                (state.legal_action_mask, state.terminated, state.truncated)
+            )
+            if terminated or truncated:
                 raise ValueError(f"move {i + 1} ({move!r}) comes after the end of the game")
+            if not (0 <= action < self.num_actions and mask[action]):
+                raise ValueError(f"move {i + 1} ({move!r}) is illegal here")
             state = _jit_step(self, state, jnp.int32(action))
         return state
 
@@ -294,6 +297,16 @@ class Go(Env):
 @functools.partial(jax.jit, static_argnums=0)
 def _jit_step(env: Go, state: GoState, action: Array) -> GoState:
     return env.step(state, action)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _jit_init(env: Go) -> GoState:
+    return env.init(jax.random.key(0))
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _jit_make_state(env: Go, *arrays) -> GoState:
+    return env._make_state(*arrays)
 
 
 # ---------------------------------------------------------------- public helpers
