@@ -277,8 +277,8 @@ class StarDuel(Env):
             raise ValueError(f"need authority >= 1 and turn_cap >= 1, got {authority}, {turn_cap}")
         self.authority = authority
         self.turn_cap = turn_cap
-        # A turn rarely takes more than a few dozen actions; this cap only backs up turn_cap.
-        self.max_steps = 100 * turn_cap
+        # A turn averages under 10 actions; this cap in actions only backs up turn_cap.
+        self.max_steps = 40 * turn_cap
         self.symmetries = symmetry.identity(OBSERVATION_SIZE, NUM_ACTIONS)
 
     def step(self, state: StarDuelState, action: Array, key: Array | None = None) -> StarDuelState:
@@ -458,20 +458,18 @@ def _deal(cards: Array, k: Array, bits: Array) -> Array:
 def _draw(zones: Array, n: Array, bits: Array) -> Array:
     """int32 [Z, T]: the zones after the mover draws ``n`` (<= len(bits)) random cards.
 
-    When the deck runs out with cards still due, the discard pile is shuffled into a new deck
-    and the rest come from it (as many as there are).
+    When the deck runs out with cards still due, the player takes the whole deck, shuffles
+    the discard pile into a new deck and draws the rest from it (as many as there are).
     """
     deck, discard = zones[Z_DECK], zones[Z_DISCARD]
     size = deck.sum()
-    first = _deal(deck, jnp.minimum(n, size), bits)  # all of the deck if it runs out
     shuffle = n > size
-    second = _deal(discard, jnp.clip(n - size, 0, discard.sum()), bits)  # zero unless shuffled
+    source = jnp.where(shuffle, discard, deck)
+    drawn = _deal(source, jnp.minimum(jnp.where(shuffle, n - size, n), source.sum()), bits)
     row = lambda z: jnp.asarray(_zone_rows(z))
-    change = row(Z_HAND) * (first + second) - row(Z_DECK) * first
-    change = change + jnp.where(
-        shuffle, row(Z_DECK) * (discard - second) - row(Z_DISCARD) * discard, 0
-    )
-    return zones + change
+    reshuffled = row(Z_HAND) * (deck + drawn) + row(Z_DECK) * (discard - drawn - deck)
+    reshuffled = reshuffled - row(Z_DISCARD) * discard
+    return zones + jnp.where(shuffle, reshuffled, row(Z_HAND) * drawn - row(Z_DECK) * drawn)
 
 
 def _act(s: StarDuelState, action: Array, bits: Array) -> StarDuelState:
