@@ -4,27 +4,33 @@ Ours vs pgx's same game vs OpenSpiel's C++ game driven from Python, side by side
 process, at several batch sizes:
 
     python benchmarks/env_throughput.py --games tic_tac_toe connect_four \
-        --batch-sizes 1 256 2048 --seconds 2
+        --batch-sizes 1 256 2048 --seconds 3
 
-How each side is driven, so the comparison is fair:
+How each side is driven, so that the comparison is fair:
 
-* JAX sides (ours, pgx) run the same jitted ``lax.scan``: per step one key split, one
-  uniform draw per game that picks an action uniformly among the legal ones (same
-  sampler on both sides), ``vmap(env.step)``, then ``vmap(env.init)`` with fresh keys
-  and a select that restarts every game that has just ended (auto-reset).
-  Compilation and one warm-up call are excluded; every timed call ends in
-  ``block_until_ready``. A step is one action in one game.
+* JAX sides (ours, pgx) run the same jitted ``lax.scan``: per step, pick an action
+  uniformly among the legal ones with a pre-drawn ``jax.random.uniform`` number (same
+  sampler on both sides), ``vmap(env.step)`` with fresh per-game keys, then
+  ``vmap(env.init)`` with fresh keys and a select that restarts every game that has just
+  ended (auto-reset, as pgx's own ``auto_reset`` wrapper does). Keys use JAX's "rbg"
+  implementation (XLA's RngBitGenerator) on both sides: with the default threefry,
+  drawing the numbers costs more than a tic-tac-toe step on CPU and would drown the
+  difference being measured. Compilation and a warm-up call are excluded; every timed
+  call ends in ``block_until_ready``. A step is one action in one game.
 * OpenSpiel: ``batch`` C++ states stepped one after the other from Python with
   ``random.choice(state.legal_actions())``; a finished game is replaced by a new one.
 
-Each (game, batch) cell is measured ``--rounds`` times alternating the sides, and the
-median rate is reported. To add a game, add a :data:`GAMES` entry; a peer without the
-game is ``None`` and its columns print as "-".
+The sides take turns call by call (calls of a few milliseconds) for ``--seconds`` each,
+and the table shows each side's median rate. To add a game, add a :data:`GAMES` entry;
+a peer without the game is ``None`` and its columns print as "-".
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.metadata
+import os
 import random
 import statistics
 import sys
@@ -35,6 +41,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -53,18 +60,35 @@ GAMES: dict[str, Entry] = {
 }
 
 
-def uniform_legal(key: jax.Array, mask: jax.Array) -> jax.Array:
-    """One action per row, uniform among the legal ones: bool [B, A] -> int32 [B].
+@functools.cache
+def _kth_legal_table(num_actions: int) -> np.ndarray:
+    """int32 [2**A * A]: entry ``mask * A + k`` is the k-th set bit of ``mask`` (mod count)."""
+    table = np.zeros((1 << num_actions, num_actions), np.int32)
+    for mask in range(1, 1 << num_actions):
+        legal = [a for a in range(num_actions) if mask >> a & 1]
+        table[mask] = [legal[k % len(legal)] for k in range(num_actions)]
+    return table.reshape(-1)
 
-    Draw k uniform in {0, ..., n - 1} for the n legal actions and return the k-th legal
-    action: the number of columns whose running count of legal actions is still <= k.
-    The running counts are one small matmul and the answer one reduction; XLA computes
-    both once, instead of fusing (and repeating) the sampler into its consumers.
+
+def uniform_legal(draw: jax.Array, mask: jax.Array) -> jax.Array:
+    """The legal action at position floor(draw * n) among the n legal ones, per row.
+
+    draw: float32 [B] uniform in [0, 1); mask: bool [B, A] -> int32 [B]. With A <= 12 the
+    mask becomes an integer and one lookup in a (2**A, A) table gives the action; larger
+    games count legal actions with a small matmul. Either way the result ends in a
+    gather or a reduction, which XLA computes once instead of fusing (and repeating) the
+    sampler inside every consumer of the action.
     """
     num_actions = mask.shape[-1]
+    if num_actions <= 12:
+        bits = jnp.zeros(mask.shape[:1], jnp.int32)  # [B]; unrolled, as reductions are slow
+        for a in range(num_actions):
+            bits = bits | jnp.where(mask[:, a], 1 << a, 0)
+        k = (draw * jax.lax.population_count(bits)).astype(jnp.int32)  # [B]
+        return jnp.asarray(_kth_legal_table(num_actions))[bits * num_actions + k]
     upper = jnp.triu(jnp.ones((num_actions, num_actions), jnp.float32))  # [a, b]: a <= b
     seen = mask.astype(jnp.float32) @ upper  # [B, A] legal actions among columns 0..b
-    k = jnp.floor(jax.random.uniform(key, seen.shape[:1]) * seen[:, -1])  # [B]
+    k = jnp.floor(draw * seen[:, -1])  # [B]
     action = (seen <= k[:, None]).sum(axis=-1)  # [B] columns before the k-th legal one
     return jnp.minimum(action, num_actions - 1).astype(jnp.int32)
 
@@ -72,16 +96,18 @@ def uniform_legal(key: jax.Array, mask: jax.Array) -> jax.Array:
 def jax_runner(env: Any, batch: int, steps_per_call: int) -> Callable[[], int]:
     """A closure that plays ``steps_per_call`` auto-reset steps of ``batch`` games.
 
-    The action for the next step is sampled at the end of the current one and carried
-    through the scan, so it is computed once (a loop-carried buffer) rather than fused
-    into, and recomputed by, every consumer inside ``env.step``.
+    Per call, the uniform draws for every step come from one vectorised generator call.
+    Each step samples from the legal mask carried into it (a buffer XLA has already
+    materialised), then steps, then restarts the games that just ended. ``env.init`` and
+    ``env.step`` get fresh per-game keys every step (XLA drops keys a game never reads).
     """
     init = jax.vmap(env.init)
     step = jax.vmap(env.step)
 
-    def body(carry, _):
-        state, action, key = carry
-        key, k_act, k_step, k_init = jax.random.split(key, 4)
+    def body(carry, draw):
+        state, key = carry
+        key, k_step, k_init = jax.random.split(key, 3)
+        action = uniform_legal(draw, state.legal_action_mask)
         state = step(state, action, jax.random.split(k_step, batch))
         fresh = init(jax.random.split(k_init, batch))
         done = state.terminated | state.truncated  # bool [B]
@@ -89,17 +115,17 @@ def jax_runner(env: Any, batch: int, steps_per_call: int) -> Callable[[], int]:
         def restart(new, old):
             return jnp.where(done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old)
 
-        state = jax.tree.map(restart, fresh, state)
-        return (state, uniform_legal(k_act, state.legal_action_mask), key), None
+        return (jax.tree.map(restart, fresh, state), key), None
 
     @jax.jit
-    def run(state, action, key):
-        carry, _ = jax.lax.scan(body, (state, action, key), None, length=steps_per_call)
+    def run(state, key):
+        key, k_draws = jax.random.split(key)
+        draws = jax.random.uniform(k_draws, (steps_per_call, batch))  # [T, B]
+        carry, _ = jax.lax.scan(body, (state, key), draws)
         return carry
 
-    key, k_init, k_act = jax.random.split(jax.random.key(0, impl="rbg"), 3)
-    state = jax.jit(init)(jax.random.split(k_init, batch))
-    carry = [state, jax.jit(uniform_legal)(k_act, state.legal_action_mask), key]
+    key, k_init = jax.random.split(jax.random.key(0, impl="rbg"))
+    carry = [jax.jit(init)(jax.random.split(k_init, batch)), key]
     jax.block_until_ready(run(*carry))  # compile + warm-up
 
     def call() -> int:
@@ -111,6 +137,7 @@ def jax_runner(env: Any, batch: int, steps_per_call: int) -> Callable[[], int]:
 
 
 def openspiel_runner(name: str, batch: int, steps_per_call: int) -> Callable[[], int]:
+    """``batch`` OpenSpiel games stepped in turn from Python, about ``steps_per_call`` a call."""
     import pyspiel
 
     game = pyspiel.load_game(name)
@@ -130,15 +157,20 @@ def openspiel_runner(name: str, batch: int, steps_per_call: int) -> Callable[[],
     return call
 
 
-def rate(call: Callable[[], int], seconds: float) -> float:
-    steps, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds or steps == 0:
-        steps += call()
-    return steps / elapsed
+def timed(call: Callable[[], int]) -> float:
+    """Steps per second of one call."""
+    start = time.perf_counter()
+    steps = call()
+    return steps / (time.perf_counter() - start)
 
 
 def measure(entry: Entry, batch: int, args: argparse.Namespace) -> dict[str, float | None]:
-    steps_per_call = max(16, min(4096, 2**17 // batch))
+    """Median steps/s per side over calls of a few milliseconds, the sides taking turns.
+
+    Taking turns call by call puts both sides under the same machine load, and the
+    median of many short calls shrugs off the calls that another process preempted.
+    """
+    steps_per_call = max(8, 2**15 // batch)
     runners: dict[str, Callable[[], int] | None] = {
         "ours": jax_runner(envs.make(entry.ours), batch, steps_per_call),
         "pgx": None,
@@ -149,14 +181,21 @@ def measure(entry: Entry, batch: int, args: argparse.Namespace) -> dict[str, flo
 
         runners["pgx"] = jax_runner(pgx.make(entry.pgx), batch, steps_per_call)
     if entry.openspiel is not None and "openspiel" in args.peers:
-        runners["openspiel"] = openspiel_runner(entry.openspiel, batch, 4096)
-    rates: dict[str, list[float]] = {side: [] for side in runners}
-    for _ in range(args.rounds):
-        for side, call in runners.items():
-            if call is not None:
-                seconds = args.seconds if side != "openspiel" else min(args.seconds, 1.0)
-                rates[side].append(rate(call, seconds))
-    return {side: statistics.median(r) if r else None for side, r in rates.items()}
+        runners["openspiel"] = openspiel_runner(entry.openspiel, batch, 2048)
+    active = {side: call for side, call in runners.items() if call is not None}
+    rates: dict[str, list[float]] = {side: [] for side in active}
+    deadline = time.perf_counter() + args.seconds * len(active)
+    while time.perf_counter() < deadline or min(map(len, rates.values())) < 5:
+        for side, call in active.items():
+            rates[side].append(timed(call))
+    return {side: statistics.median(rates[side]) if side in rates else None for side in runners}
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
 
 
 def fmt(value: float | None) -> str:
@@ -167,16 +206,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 256, 2048])
-    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per side")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating repeats; median")
+    parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per side")
     parser.add_argument(
         "--peers", nargs="*", default=["pgx", "openspiel"], choices=["pgx", "openspiel"]
     )
     args = parser.parse_args(argv)
 
     print(
-        f"jax {jax.__version__} on {jax.devices()[0].platform}; steps/s, median of "
-        f"{args.rounds} x {args.seconds:g} s"
+        f"jax {jax.__version__}, pgx {_version('pgx')}, open_spiel {_version('open_spiel')} "
+        f"on {jax.devices()[0].device_kind} ({os.cpu_count()} cores); steps/s, median over "
+        f"calls of a few ms, {args.seconds:g} s a side per cell"
     )
     header = "| game | batch | ours | pgx | OpenSpiel | ours/pgx |"
     print(header)

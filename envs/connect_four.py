@@ -93,7 +93,7 @@ class ConnectFour(Env):
         del key
         mover = state.current_player
         column = jnp.arange(COLUMNS) == action  # bool [7]
-        height = jnp.where(column, state.heights, 0).sum()  # int32 [] discs already there
+        height = state.heights[action]  # int32 [] discs already in the column
         cell = (ROWS - 1 - height) * COLUMNS + action  # the disc lands on the lowest empty row
         board = jnp.where(jnp.arange(NUM_CELLS) == cell, mover, state.board)  # int32 [42]
         heights = state.heights + column  # int32 [7]
@@ -112,7 +112,7 @@ class ConnectFour(Env):
             observation=_observe(board, nxt),
             legal_action_mask=legal,
             rewards=rewards.astype(jnp.float32),
-            terminated=won | ~legal.any(),
+            terminated=won | (state.step_count == NUM_CELLS - 1),  # this disc fills the board
             board=board,
             heights=heights,
             bitboards=bitboards.astype(jnp.uint32),
