@@ -10,6 +10,12 @@ K minibatch updates (``lax.scan``), each on ``minibatch_size`` positions sampled
 from replay with a random symmetry; updates are skipped (parameters unchanged) until the
 buffer holds ``replay.min_size`` positions. Metrics are reduced on device.
 
+Self-play always plays with ``best_params`` (every prior and value in the tree); the
+updates train ``params``. With the arena gate off (``config.arena.enabled`` False),
+``best_params`` is set to the updated ``params`` at the end of every iteration: the plain
+AlphaZero loop, the newest network plays. With the gate on, ``best_params`` stays frozen
+and only the driver replaces it, when the learner wins an arena match (``jaxzero.arena``).
+
 ``TrainState`` is a plain pytree of arrays (the PRNG key is stored as raw ``uint32`` key
 data), so orbax can save and restore it against ``trainer.init``'s structure.
 """
@@ -35,7 +41,8 @@ Metrics = dict[str, Array]
 
 @state_dataclass
 class TrainState:
-    params: dict  # network variables {"params": ...}
+    params: dict  # network variables {"params": ...}: the learner
+    best_params: dict  # the network that plays self-play (== params when the gate is off)
     opt_state: optax.OptState
     replay: replay.ReplayBuffer
     selfplay: selfplay.SelfPlayState
@@ -85,6 +92,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
         params = networks.init_params(network, env, k_params)
         return TrainState(
             params=params,
+            best_params=jax.tree.map(jnp.copy, params),
             opt_state=optimizer.init(params),
             replay=replay.init_replay(env, config.replay.capacity),
             selfplay=selfplay.init_selfplay(env, b, k_games),
@@ -98,7 +106,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
     def iteration(state: TrainState) -> tuple[TrainState, Metrics]:
         key = jax.random.wrap_key_data(state.key)
         key, k_play, k_learn = jax.random.split(key, 3)
-        sp, buffer, sums = play(state.params, state.selfplay, state.replay, k_play)
+        sp, buffer, sums = play(state.best_params, state.selfplay, state.replay, k_play)
         written = sums["positions_written"].astype(jnp.int32)
         ready = buffer.size >= config.replay.min_size
 
@@ -119,6 +127,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             jax.random.split(k_learn, optim.updates_per_iteration),
         )
 
+        value_error = _recent_value_error(state.best_params, buffer, optim.minibatch_size)
         games = sums["games_finished"]
         per_game = jnp.maximum(games, 1.0)
         positions = jnp.float32(b * t)
@@ -132,6 +141,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             "prior_entropy": sums["prior_entropy_sum"] / positions,
             "search_entropy": sums["search_entropy_sum"] / positions,
             "root_value": sums["root_value_sum"] / positions,
+            "value_error": value_error,
             "games_finished": games,
             "game_length": sums["game_length_sum"] / per_game,
             "first_player_win_rate": sums["first_player_wins"] / per_game,
@@ -143,6 +153,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
         }
         new_state = TrainState(
             params=params,
+            best_params=state.best_params if config.arena.enabled else params,
             opt_state=opt_state,
             replay=buffer,
             selfplay=sp,
@@ -153,6 +164,17 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             updates=state.updates + ready.astype(jnp.int32) * optim.updates_per_iteration,
         )
         return new_state, metrics
+
+    def _recent_value_error(best_params, buffer: replay.ReplayBuffer, count: int) -> Array:
+        """Mean (v(s) - z)^2 of the self-play network over the ``count`` positions written
+        last (the newest finished games, labelled with their outcomes; 0 while empty).
+        Taken before this iteration's updates, so the newest positions are unseen."""
+        count = min(count, buffer.capacity)
+        slots = (buffer.insert_index - 1 - jnp.arange(count)) % buffer.capacity  # [count]
+        valid = buffer.written[slots].astype(jnp.float32)
+        _, value = apply_fn(best_params, buffer.observation[slots])
+        error = (value - buffer.value_target[slots]) ** 2
+        return (error * valid).sum() / jnp.maximum(valid.sum(), 1.0)
 
     return Trainer(
         config=config,

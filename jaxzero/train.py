@@ -5,6 +5,13 @@ function), pulls the returned metrics to the host every ``log_every`` iterations
 saves the whole TrainState every ``checkpoint_every`` iterations and when it stops
 (time or iteration budget reached, or Ctrl-C).
 
+With the arena gate on, every ``arena.every`` iterations the learner plays the best
+(``jaxzero.arena``) and the driver logs ``arena/score``, ``arena/games`` and
+``arena/promoted`` (1 when the learner replaced the best); every ``arena.eval_every``
+iterations it logs the playing network's score and win rate against random and one-ply
+(``eval/vs_random``, ``eval/vs_random_wins``, ...). Both use keys derived from the seed and
+the iteration, so a resumed run replays them exactly.
+
 A run directory holds ``config.json``, ``metrics.jsonl``, TensorBoard event files under
 ``tb/`` and orbax checkpoints under ``checkpoints/``. A directory that already holds a
 run is never overwritten: resume it, or start over explicitly with ``force``.
@@ -24,6 +31,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxzero import arena as arena_lib
 from jaxzero.checkpoint import Checkpointer, CheckpointError
 from jaxzero.config import Config, config_from_dict, config_to_dict
 from jaxzero.loop import Trainer, make_trainer
@@ -36,6 +44,50 @@ METRICS_FILE = "metrics.jsonl"
 def cached_trainer(config: Config) -> Trainer:
     """One Trainer (and so one compiled iteration) per config within a process."""
     return make_trainer(config)
+
+
+@functools.lru_cache(maxsize=8)
+def cached_arena(config: Config) -> arena_lib.Arena:
+    """The compiled learner-vs-best match for ``config`` (one per process)."""
+    trainer = cached_trainer(config)
+    return arena_lib.make_arena(config, trainer.env, trainer.apply_fn)
+
+
+@functools.lru_cache(maxsize=8)
+def cached_evaluator(config: Config) -> arena_lib.Evaluator:
+    """The compiled match against random and one-ply for ``config`` (one per process)."""
+    trainer = cached_trainer(config)
+    return arena_lib.make_evaluator(config, trainer.env, trainer.apply_fn)
+
+
+ARENA_STREAM, EVAL_STREAM = 1, 2  # key streams, apart from the training key
+
+
+def periodic_checks(config: Config, state: Any, iteration: int) -> tuple[Any, dict[str, float]]:
+    """The arena (gate on, every ``arena.every``) and the evaluation against fixed
+    opponents (every ``arena.eval_every``) due at ``iteration``: (state, metrics)."""
+    arena = config.arena
+    metrics: dict[str, float] = {}
+    base = jax.random.key(config.seed)
+    if arena.enabled and iteration % arena.every == 0:
+        key = jax.random.fold_in(jax.random.fold_in(base, ARENA_STREAM), iteration)
+        score, wins, draws, losses = jax.device_get(
+            cached_arena(config)(state.params, state.best_params, key)
+        )
+        games = int(wins + draws + losses)
+        promoted = arena_lib.should_promote(float(score), games, arena)
+        if promoted:
+            state = state.replace(best_params=arena_lib.copy_variables(state.params))
+        metrics |= {
+            "arena/score": float(score),
+            "arena/games": float(games),
+            "arena/promoted": float(promoted),
+        }
+    if arena.eval_every > 0 and iteration % arena.eval_every == 0:
+        key = jax.random.fold_in(jax.random.fold_in(base, EVAL_STREAM), iteration)
+        results = cached_evaluator(config)(state.best_params, key)
+        metrics |= arena_lib.Evaluator.metrics(results)
+    return state, metrics
 
 
 class RunDirError(RuntimeError):
@@ -146,17 +198,28 @@ def train(
                 except KeyboardInterrupt:
                     interrupted = True
                     break
-                if iteration % config.train.log_every == 0:
-                    last = {"iteration": iteration, "elapsed": time.monotonic() - start}
-                    last |= _to_host(metrics)  # waits for the device: time after it
+                logged = iteration % config.train.log_every == 0
+                row: dict[str, float] = {}
+                if logged:
+                    row = {"iteration": iteration, "elapsed": time.monotonic() - start}
+                    row |= _to_host(metrics)  # waits for the device: time after it
                     now = time.monotonic()
-                    last["positions_per_second"] = (
+                    row["positions_per_second"] = (
                         since_log * positions_per_iteration / max(now - log_clock, 1e-9)
                     )
-                    since_log, log_clock = 0, now
-                    log.write(json.dumps(last) + "\n")
+                checks_start = time.monotonic()
+                state, checks = periodic_checks(config, state, iteration)
+                if logged:
+                    since_log, log_clock = 0, time.monotonic()  # throughput excludes checks
+                elif checks:
+                    log_clock += time.monotonic() - checks_start
+                    row = {"iteration": iteration, "elapsed": time.monotonic() - start}
+                if row:
+                    row |= checks
+                    last = row if logged else last | row
+                    log.write(json.dumps(row) + "\n")
                     log.flush()
-                    for name, value in last.items():
+                    for name, value in row.items():
                         if name != "iteration":
                             writer.add_scalar(name, value, iteration)
                     if on_log is not None:

@@ -1,0 +1,227 @@
+"""The arena gate: who gets promoted, paired openings, the gate inside the loop and driver.
+
+The "perfect" network is a lookup table over all 3^9 tic-tac-toe boards (as the mover
+sees them) filled from the exact solver: value = the position's result, logits high on
+the optimal moves. The broken learner is the same table filled with noise.
+"""
+
+import json
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envs
+from jaxzero import arena as arena_lib
+from jaxzero.config import apply_overrides, get_preset
+from jaxzero.solvers import tic_tac_toe as ttt
+from jaxzero.train import cached_trainer, train
+
+POWERS = jnp.asarray(3 ** np.arange(9), jnp.int32)
+SMALL_ARENA = {
+    "search.eval_simulations": 8,
+    "arena.num_games": 32,
+    "arena.threshold": 0.55,
+    "arena.opening_plies": 2,
+}
+
+
+def table_apply(variables, observation):
+    """A "network" that reads its output from a table indexed by the mover-relative board."""
+    obs = observation.reshape(observation.shape[0], 9, 2).astype(jnp.int32)
+    index = ((obs[..., 0] + 2 * obs[..., 1]) * POWERS).sum(-1)  # int32 [B]
+    table = variables["params"]
+    return table["logits"][index], jnp.tanh(table["value"][index])
+
+
+def _perfect_table() -> dict:
+    results = ttt.solve().move_results.astype(np.int32)  # [19683, 9], absolute boards
+    cells = (np.arange(3**9)[:, None] // 3 ** np.arange(9)) % 3  # relative: 1 mine, 2 theirs
+    mover = ((cells == 1).sum(1) != (cells == 2).sum(1)).astype(np.int32)[:, None]
+    absolute = np.where(cells == 1, mover, np.where(cells == 2, 1 - mover, -1))
+    moves = results[ttt.board_index(absolute)]  # [19683, 9]
+    legal = moves != ttt.ILLEGAL
+    best = np.where(legal, moves, -2).max(1, keepdims=True)
+    logits = np.where(legal & (moves == best), 3.0, -3.0)
+    value = np.arctanh(0.999 * np.where(legal.any(1), best[:, 0], 0).clip(-1, 1))
+    return {"params": {"logits": jnp.asarray(logits, jnp.float32), "value": jnp.asarray(value)}}
+
+
+def _noise_table(seed: int) -> dict:
+    k_logits, k_value = jax.random.split(jax.random.key(seed))
+    return {
+        "params": {
+            "logits": jax.random.normal(k_logits, (3**9, 9)),
+            "value": jax.random.normal(k_value, (3**9,)),
+        }
+    }
+
+
+@pytest.fixture(scope="module")
+def env():
+    return envs.make("tic_tac_toe")
+
+
+@pytest.fixture(scope="module")
+def table_arena(env):
+    config = apply_overrides(get_preset("tic_tac_toe"), SMALL_ARENA)
+    return arena_lib.make_arena(config, env, table_apply)
+
+
+def test_broken_learner_is_never_promoted(table_arena):
+    perfect = _perfect_table()
+    for seed in range(3):
+        broken = _noise_table(seed)
+        score, wins, draws, losses = table_arena(broken, perfect, jax.random.key(seed))
+        # A random opening can hand the perfect player a lost position, so the broken
+        # learner wins a game now and then, from the lucky side of a pair only.
+        assert int(losses) > 2 * int(wins) and float(score) < 0.5
+        assert not table_arena.promotes(float(score), int(wins + draws + losses))
+
+
+def test_a_stronger_learner_is_promoted(table_arena):
+    score, wins, draws, losses = table_arena(_perfect_table(), _noise_table(0), jax.random.key(7))
+    assert int(wins) > 2 * int(losses)
+    assert table_arena.promotes(float(score), int(wins + draws + losses))
+
+
+def test_identical_copy_scores_exactly_half_and_is_never_promoted(table_arena):
+    """Noise-free search is deterministic and both games of an opening share their env
+    keys, so an identical copy plays the same game from both seats: every pair splits."""
+    best = _noise_table(3)  # a decisive-game-rich player, to make the pairing visible
+    copy = arena_lib.copy_variables(best)
+    half = table_arena.config.num_games // 2
+    promotions = 0
+    for seed in range(3):
+        key = jax.random.key(100 + seed)
+        outcome, seat = jax.device_get(table_arena.games(copy, best, key))
+        np.testing.assert_array_equal(seat, np.repeat([0, 1], half))  # both colours
+        np.testing.assert_array_equal(outcome[:half], -outcome[half:])
+        assert (outcome != 0).any()
+        score, wins, draws, losses = table_arena(copy, best, key)
+        assert float(score) == 0.5 and int(wins) == int(losses)
+        promotions += table_arena.promotes(float(score), int(wins + draws + losses))
+    rate = arena_lib.false_positive_rate(table_arena.config.num_games, 0.55)
+    assert promotions / 3 <= rate
+
+
+def test_openings_are_random_and_shared_by_both_games_of_a_pair(env):
+    """A deterministic "first legal cell" player against itself: the games of a pair are
+    the same game (so the outcomes split) and the openings vary from pair to pair."""
+
+    def first_legal(states, key):
+        del key
+        return jnp.argmax(states.legal_action_mask, axis=-1).astype(jnp.int32)
+
+    side = arena_lib.fixed_policy(first_legal)
+    match = arena_lib.make_match(env, side, side, 64, 2)
+    outcome, seat = jax.device_get(match((), (), jax.random.key(0)))
+    np.testing.assert_array_equal(outcome[:32], -outcome[32:])
+    np.testing.assert_array_equal(seat, np.repeat([0, 1], 32))
+    assert len(set(outcome[:32].tolist())) > 1  # different openings, different games
+
+
+def test_false_positive_rate_matches_the_promotion_rule():
+    arena = apply_overrides(
+        get_preset("tic_tac_toe"), {"arena.num_games": 20, "arena.threshold": 0.55}
+    ).arena
+    rng = np.random.default_rng(0)
+    wins = rng.binomial(20, 0.5, size=40_000)  # equal players, decisive games
+    simulated = np.mean([arena_lib.should_promote(w / 20, 20, arena) for w in wins])
+    exact = arena_lib.false_positive_rate(20, 0.55)
+    assert exact == pytest.approx(sum(math.comb(20, k) for k in range(11, 21)) / 2**20)
+    assert simulated == pytest.approx(exact, abs=0.01)
+    assert arena_lib.false_positive_rate(200, 0.55) == pytest.approx(0.0895, abs=5e-4)
+    assert not arena_lib.should_promote(0.9, 19, arena)  # too few games
+
+
+def test_promotion_copies_every_collection():
+    variables = {
+        "params": {"w": jnp.arange(3.0)},
+        "batch_stats": {"mean": jnp.ones(2), "var": jnp.full(2, 4.0)},
+    }
+    copied = arena_lib.copy_variables(variables)
+    assert jax.tree.structure(copied) == jax.tree.structure(variables)
+    for new, old in zip(jax.tree.leaves(copied), jax.tree.leaves(variables), strict=True):
+        np.testing.assert_array_equal(new, old)
+        assert new is not old
+
+
+def test_bad_arena_settings_are_rejected(env):
+    config = get_preset("tic_tac_toe")
+    for key, value in [("arena.num_games", 7), ("arena.threshold", 0.5), ("arena.every", 0)]:
+        with pytest.raises(ValueError, match=key):
+            arena_lib.make_arena(apply_overrides(config, {key: value}), env, table_apply)
+
+
+# ------------------------------------------------------------------ the gate in the loop
+
+GATED = {
+    "selfplay.batch_size": 8,
+    "selfplay.moves_per_iteration": 3,
+    "replay.capacity": 256,
+    "replay.min_size": 8,
+    "optim.minibatch_size": 16,
+    "optim.updates_per_iteration": 2,
+    "search.num_simulations": 4,
+    "search.eval_simulations": 4,
+    "network.hidden_size": 16,
+    "train.log_every": 1,
+    "train.checkpoint_every": 100,
+    "arena.enabled": True,
+    "arena.every": 2,
+    "arena.num_games": 8,
+    "arena.eval_every": 3,
+    "arena.eval_games": 8,
+}
+
+
+@pytest.fixture(scope="module")
+def gated():
+    config = apply_overrides(get_preset("tic_tac_toe"), GATED)
+    return config, cached_trainer(config)
+
+
+def test_self_play_uses_best_params_and_the_learner_trains(gated):
+    _, trainer = gated
+    state = trainer.init(jax.random.key(0))
+    for _ in range(3):  # fill replay so the learner updates
+        state, _ = trainer.iteration(state)
+    garbage = jax.tree.map(lambda x: 50.0 * jnp.sin(1e3 * x + 1.0), state.params)
+    a, metrics_a = trainer.iteration(state)
+    b, metrics_b = trainer.iteration(state.replace(params=garbage))
+    for x, y in zip(jax.tree.leaves(a.replay), jax.tree.leaves(b.replay), strict=True):
+        np.testing.assert_array_equal(x, y)  # same self-play data whatever the learner
+    for x, y in zip(jax.tree.leaves(a.selfplay), jax.tree.leaves(b.selfplay), strict=True):
+        np.testing.assert_array_equal(x, y)
+    for name in ("kl_search_prior", "root_value", "value_error", "games_finished"):
+        assert float(metrics_a[name]) == float(metrics_b[name])
+    for x, y in zip(
+        jax.tree.leaves(a.best_params), jax.tree.leaves(state.best_params), strict=True
+    ):
+        np.testing.assert_array_equal(x, y)  # the best is frozen between arenas
+    assert float(metrics_a["updated"]) == 1.0
+    changed = [
+        not np.array_equal(x, y)
+        for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(state.params), strict=True)
+    ]
+    assert any(changed)  # the learner trains
+
+
+def test_driver_logs_arena_and_evaluation(tmp_path, gated):
+    config, _ = gated
+    run = tmp_path / "run"
+    train(run, config, iterations=4)
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    arena_rows = [r for r in rows if "arena/score" in r]
+    assert [r["iteration"] for r in arena_rows] == [2, 4]
+    for row in arena_rows:
+        assert row["arena/games"] == 8
+        assert row["arena/promoted"] in (0.0, 1.0)
+        assert (row["arena/promoted"] == 1.0) == (row["arena/score"] >= 0.55)
+    eval_rows = [r for r in rows if "eval/vs_random" in r]
+    assert [r["iteration"] for r in eval_rows] == [3]
+    assert 0.0 <= eval_rows[0]["eval/vs_one_ply"] <= 1.0
+    assert all("value_error" in r for r in rows)
