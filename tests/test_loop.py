@@ -1,0 +1,197 @@
+"""The compiled iteration, self-play labels and persistence, the replay ring, configs."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envs
+from envs import symmetry
+from envs.core import Env, State, state_dataclass
+from jaxzero import config as config_lib
+from jaxzero import loop, replay
+
+GAMMA = 0.9
+
+
+@state_dataclass
+class DoubleMoveState(State):
+    first: jax.Array  # int32 []  the first action, -1 before it
+
+
+class DoubleMove(Env):
+    """Three plies: player 0 moves twice, then player 1 once; player 0 wins iff their first
+    action was 0. Observation: [step == 0, step == 1, step == 2, first == 0]."""
+
+    id = "double_move"
+    num_actions = 2
+    observation_shape = (4,)
+    max_steps = 3
+    symmetries = symmetry.identity(4, 2)
+
+    def _init(self, key):
+        del key
+        return self._make(jnp.int32(0), jnp.int32(-1))
+
+    def _make(self, step, first):
+        done = step >= 3
+        sign = jnp.where(first == 0, 1.0, -1.0)
+        rewards = jnp.where(done, sign * jnp.array([1.0, -1.0]), 0.0)
+        state = DoubleMoveState(
+            current_player=jnp.where(step == 2, 1, 0).astype(jnp.int32),
+            observation=jnp.zeros(4),
+            legal_action_mask=jnp.ones(2, jnp.bool_),
+            rewards=rewards.astype(jnp.float32),
+            terminated=done,
+            truncated=jnp.bool_(False),
+            step_count=step,
+            first=first,
+        )
+        return state.replace(observation=self._observe(state, state.current_player))
+
+    def _step(self, state, action, key):
+        return self._make(
+            state.step_count + 1, jnp.where(state.step_count == 0, action, state.first)
+        )
+
+    def _observe(self, state, player):
+        step = state.step_count
+        return jnp.stack([step == 0, step == 1, step == 2, state.first == 0]).astype(jnp.float32)
+
+
+@pytest.fixture(scope="module")
+def double_move_run():
+    """Four games of DoubleMove, 2 moves per iteration (a game spans two iterations)."""
+    config = config_lib.apply_overrides(
+        config_lib.Config(game="double_move"),
+        {
+            "network.hidden_size": 8,
+            "search.num_simulations": 4,
+            "selfplay.batch_size": 4,
+            "selfplay.moves_per_iteration": 2,
+            "selfplay.temperature_moves": 3,
+            "selfplay.discount": GAMMA,
+            "replay.capacity": 64,
+            "replay.min_size": 4,
+            "optim.minibatch_size": 4,
+            "optim.updates_per_iteration": 2,
+        },
+    )
+    trainer = loop.make_trainer(config, env=DoubleMove())
+    states = [trainer.init(jax.random.key(0))]
+    metrics = []
+    for _ in range(4):
+        state, m = trainer.iteration(states[-1])
+        states.append(state)
+        metrics.append(m)
+    return trainer, states, metrics
+
+
+def test_iteration_compiles_once(double_move_run):
+    trainer, states, metrics = double_move_run
+    assert trainer.iteration._cache_size() == 1
+    for m in metrics:
+        assert all(np.shape(v) == () and np.isfinite(v) for v in m.values()), m
+
+
+def test_games_persist_across_iterations(double_move_run):
+    _, states, metrics = double_move_run
+    written = [int(s.positions_written) for s in states]
+    # Moves 1-2: games half-way (nothing written); move 3 ends all 4 games (12 positions),
+    # move 4 starts new ones, which end at move 6, and so on.
+    assert written == [0, 0, 12, 24, 24]
+    assert [int(s.selfplay.length[0]) for s in states] == [0, 2, 1, 0, 2]
+    np.testing.assert_array_equal(states[1].selfplay.env_state.step_count, 2)
+    assert [int(s.env_steps) for s in states] == [0, 8, 16, 24, 32]
+    assert [float(m["games_finished"]) for m in metrics] == [0, 4, 4, 0]
+    assert [float(m["game_length"]) for m in metrics[1:3]] == [3, 3]
+    assert int(states[-1].replay.size) == 24 and int(states[-1].replay.insert_index) == 24
+
+
+def test_replay_labels_are_the_discounted_outcome_for_each_mover(double_move_run):
+    _, states, metrics = double_move_run
+    buf = states[-1].replay
+    obs = np.asarray(buf.observation[:24]).reshape(8, 3, 4)  # 8 games of 3 positions
+    targets = np.asarray(buf.value_target[:24]).reshape(8, 3)
+    np.testing.assert_array_equal(obs[:, :, :3], np.tile(np.eye(3), (8, 1, 1)))
+    z0 = np.where(obs[:, 1, 3] > 0, 1.0, -1.0)  # player 0's outcome: first action was 0
+    expected = np.stack([GAMMA**2 * z0, GAMMA * z0, -z0], axis=1)  # movers: 0, 0, 1
+    np.testing.assert_allclose(targets, expected, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(buf.policy[:24]).sum(-1), 1.0, rtol=1e-5)
+    assert np.asarray(buf.written).tolist() == [True] * 24 + [False] * 40
+    wins = sum(float(m["first_player_win_rate"] * m["games_finished"]) for m in metrics)
+    assert wins == pytest.approx(float((z0 > 0).sum()))
+
+
+def test_updates_wait_for_min_size_then_change_params(double_move_run):
+    _, states, metrics = double_move_run
+    assert [float(m["updated"]) for m in metrics] == [0, 1, 1, 1]
+    leaves = lambda s: jax.tree.leaves(s.params)  # noqa: E731
+    assert all((a == b).all() for a, b in zip(leaves(states[0]), leaves(states[1]), strict=True))
+    assert any((a != b).any() for a, b in zip(leaves(states[1]), leaves(states[2]), strict=True))
+    assert [int(s.updates) for s in states] == [0, 0, 2, 4, 6]
+
+
+def _rows(values):
+    """DoubleMove-shaped rows whose every field carries ``values``."""
+    values = jnp.asarray(values, jnp.float32)
+    return replay.Batch(
+        observation=jnp.repeat(values[:, None], 4, 1),
+        policy=jnp.repeat(values[:, None], 2, 1),
+        value_target=values,
+        legal_action_mask=jnp.ones((len(values), 2), jnp.bool_),
+    )
+
+
+def test_ring_buffer_wraps_and_drops_masked_rows():
+    env = DoubleMove()
+    buf = replay.init_replay(env, 4)
+    buf = replay.add(buf, _rows([1, 2, 3]), jnp.array([True, False, True]))
+    assert np.asarray(buf.value_target).tolist() == [1, 3, 0, 0] and int(buf.size) == 2
+    buf = replay.add(buf, _rows([4, 5, 6, 7, 8, 9]), jnp.array([True] * 5 + [False]))
+    # 5 valid rows into a ring of 4 at slot 2: only the last 4 (5..8) land, 8 at slot 2.
+    assert np.asarray(buf.value_target).tolist() == [6, 7, 8, 5]
+    assert int(buf.size) == 4 and int(buf.insert_index) == 3
+    np.testing.assert_array_equal(np.asarray(buf.observation)[:, 0], [6, 7, 8, 5])
+
+
+def test_sampling_applies_one_symmetry_to_observation_policy_and_mask():
+    env = envs.make("tic_tac_toe")
+    cells = jnp.arange(9)
+    obs = jnp.zeros((9, 3, 3, 2), jnp.bool_).at[cells, cells // 3, cells % 3, 0].set(True)
+    batch = replay.Batch(
+        observation=obs,
+        policy=jax.nn.one_hot(cells, 9),
+        value_target=jnp.zeros(9),
+        legal_action_mask=jax.nn.one_hot(cells, 9).astype(bool),
+    )
+    buf = replay.add(replay.init_replay(env, 16), batch, jnp.ones(9, bool))
+    out = replay.sample(buf, jax.random.key(0), 256, env.symmetries)
+    marked = np.asarray(out.observation[..., 0]).reshape(256, 9).argmax(-1)
+    np.testing.assert_array_equal(np.asarray(out.policy).argmax(-1), marked)
+    np.testing.assert_array_equal(np.asarray(out.legal_action_mask).argmax(-1), marked)
+    assert len(set(marked.tolist())) == 9  # corners/edges map around: all cells appear
+
+
+def test_presets_and_overrides():
+    with pytest.raises(ValueError, match="choose one of: .*connect_four.*tic_tac_toe"):
+        config_lib.get_preset("chess")
+    base = config_lib.get_preset("tic_tac_toe")
+    cfg = config_lib.apply_overrides(
+        base,
+        {"search.num_simulations": "8", "search.kind": "puct", "optim.learning_rate": "1e-4"},
+    )
+    assert cfg.search.num_simulations == 8 and cfg.search.kind == "puct"
+    assert cfg.optim.learning_rate == 1e-4 and base.search.num_simulations == 16
+    assert config_lib.apply_overrides(base, {"replay.augment": "false"}).replay.augment is False
+    with pytest.raises(ValueError, match="valid keys: .*search.num_simulations"):
+        config_lib.apply_overrides(base, {"search.num_sims": 8})
+    with pytest.raises(ValueError, match="expected an integer"):
+        config_lib.apply_overrides(base, {"seed": "x"})
+    for preset in config_lib.PRESETS.values():
+        data = json.loads(json.dumps(config_lib.config_to_dict(preset)))
+        assert config_lib.config_from_dict(data) == preset
+    with pytest.raises(ValueError, match="unknown config keys: search.bogus"):
+        config_lib.config_from_dict({"search": {"bogus": 1}})
