@@ -196,6 +196,136 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run directory")]) -> 
     console.print(f"report written to {out / 'summary.md'}")
 
 
+@app.command(name="eval")
+def eval_(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RUN_OR_CKPT...",
+            help="Run directories (all their checkpoints) or checkpoints RUN/checkpoints/N",
+        ),
+    ],
+    opponents: Annotated[
+        str, typer.Option(help="Fixed opponents, comma-separated (random is always in)")
+    ] = "random,one_ply,pure_mcts",
+    games: Annotated[int, typer.Option(help="Games per pairing (even)")] = 100,
+    simulations: Annotated[
+        int | None, typer.Option(help="Search simulations per move [default: eval_simulations]")
+    ] = None,
+    every: Annotated[int, typer.Option(help="Take every K-th checkpoint of a run")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the openings and opponents")] = 0,
+) -> None:
+    """Round robin between checkpoints and fixed opponents; Elo table (random = 0).
+
+    Writes RUN/elo.json into each run directory, which `jaxzero report` plots."""
+    from jaxzero import elo, ladder
+    from jaxzero.checkpoint import CheckpointError
+
+    def show(a: str, b: str, result) -> None:
+        console.print(f"{a} vs {b}: {result}", highlight=False)
+
+    try:
+        names = ladder.parse_opponents(opponents)
+        result = ladder.run_ladder(
+            paths,
+            names,
+            games=games,
+            simulations=simulations,
+            every=every,
+            seed=seed,
+            on_result=show,
+        )
+    except (ladder.LadderError, CheckpointError, ValueError) as error:
+        _fail(str(error))
+    print(elo.format_table(result.ratings))
+    for path in ladder.write_elo_files(result):
+        console.print(f"ratings written to {path}", highlight=False)
+
+
+@app.command()
+def analyze(
+    game: Annotated[str, typer.Argument(help="Game id, e.g. tic_tac_toe")],
+    moves: Annotated[
+        str, typer.Option(help="Moves from the start in the game's notation, e.g. '5 1 9'")
+    ] = "",
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(help="Run directory or checkpoint [default: runs/GAME, else untrained]"),
+    ] = None,
+    simulations: Annotated[
+        int | None, typer.Option(help="Search simulations [default: eval_simulations]")
+    ] = None,
+    search: Annotated[str | None, typer.Option(help="gumbel or puct")] = None,
+    dot: Annotated[Path | None, typer.Option(help="Write the search tree as Graphviz")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the search and of chance events")] = 0,
+) -> None:
+    """Show a position and the root of a search over it: prior, visits, Q per move."""
+    import dataclasses
+
+    import jax
+
+    from jaxzero import analysis
+    from jaxzero.agent import load_agent
+    from jaxzero.checkpoint import CheckpointError
+
+    try:
+        if checkpoint is None and (Path("runs") / game).exists():
+            checkpoint = Path("runs") / game
+        if checkpoint is not None:
+            agent = load_agent(checkpoint)
+            if agent.config.game != game:
+                raise UsageError(f"{checkpoint} holds a {agent.config.game} agent, not {game}")
+            config, env, params, apply_fn = agent.config, agent.env, agent.params, agent.apply_fn
+            source = f"{checkpoint} (iteration {agent.iteration})"
+        else:
+            config, env, params, apply_fn = _untrained(game, seed)
+            source = "an untrained network (pass --checkpoint RUN for a trained one)"
+        search_config = config.search
+        if search is not None:
+            if search not in ("gumbel", "puct"):
+                raise UsageError(f"--search must be gumbel or puct, not {search!r}")
+            search_config = dataclasses.replace(search_config, kind=search)
+        sims = search_config.eval_simulations if simulations is None else simulations
+        if sims < 1:
+            raise UsageError(f"--simulations must be >= 1, got {sims}")
+        key = jax.random.key(seed)
+        state = analysis.position_from_moves(env, moves, key)
+        root = analysis.analyze_position(params, state, search_config, env, apply_fn, sims, key)
+    except (UsageError, CheckpointError, ValueError) as error:
+        _fail(str(error))
+    try:
+        picture = env.render(state)
+    except TypeError:
+        picture = f"(no text picture for {game})"
+    print(picture)
+    print(
+        f"player {int(state.current_player)} to move; {source}; {sims} {search_config.kind} "
+        f"simulations"
+    )
+    print(analysis.format_root(root, env))
+    if dot is not None:
+        dot.write_text(analysis.tree_to_dot(root.tree, env))
+        console.print(f"search tree written to {dot}", highlight=False)
+
+
+def _untrained(game: str, seed: int):
+    """(config, env, params, apply_fn) of a freshly initialised network for ``game``."""
+    import jax
+
+    import envs
+    from jaxzero import config as config_lib
+    from jaxzero import networks
+
+    try:
+        config = config_lib.get_preset(game)
+    except ValueError:
+        config = config_lib.Config(game=game)
+    env = envs.make(game)
+    network = networks.make_network(config.network, env)
+    params = networks.init_params(network, env, jax.random.key(seed))
+    return config, env, params, networks.make_apply_fn(network)
+
+
 def _progress_line(m: dict[str, float]) -> str:
     parts = [f"it {int(m['iteration']):>5}", f"{m['elapsed']:>6.0f}s"]
     for name, label, fmt in [

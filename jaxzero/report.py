@@ -1,6 +1,7 @@
 """``jaxzero report RUN_DIR``: figures and a short markdown summary of a training run.
 
-Reads ``metrics.jsonl`` (one JSON object per logged iteration) and writes PNG figures and
+Reads ``metrics.jsonl`` (one JSON object per logged iteration), and the Elo ladder's rows
+from ``elo.json`` when ``jaxzero eval`` wrote one, and writes PNG figures and
 ``summary.md`` into ``RUN_DIR/report/``. Each figure groups metrics by meaning; a figure
 whose metrics the run never logged is skipped, so any run directory can be reported.
 """
@@ -17,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 METRICS_FILE = "metrics.jsonl"
+ELO_FILE = "elo.json"  # written by `jaxzero eval` (jaxzero.ladder)
 
 # figure file -> (title, y label, metric-name predicate)
 FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {
@@ -29,7 +31,7 @@ FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {
     "win_rates.png": (
         "Evaluation",
         "score / rate",
-        lambda n: n.startswith(("eval/", "arena/")) and not n.endswith("promoted"),
+        lambda n: n.startswith(("eval/", "arena/")) and not n.endswith(("promoted", "games")),
     ),
     "elo.png": ("Elo (random = 0)", "Elo", lambda n: n.startswith("elo")),
     "games.png": (
@@ -61,6 +63,18 @@ def read_metrics(run_dir: Path) -> list[dict[str, float]]:
     return rows
 
 
+def read_elo_rows(run_dir: Path) -> list[dict[str, float]]:
+    """The ``rows`` of ``elo.json`` (iteration, elo, elo_lower, elo_upper, elo/NAME), or []."""
+    path = run_dir / ELO_FILE
+    if not path.exists():
+        return []
+    try:
+        rows = json.loads(path.read_text())["rows"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise ReportError(f"{path} is not an Elo file of `jaxzero eval`: delete it") from None
+    return rows
+
+
 def _series(rows: list[dict[str, float]], name: str) -> tuple[list[float], list[float]]:
     xs, ys = [], []
     for row in rows:
@@ -74,9 +88,10 @@ def write_report(run_dir: str | Path) -> Path:
     """Write the figures and ``summary.md``; returns the report directory."""
     run_dir = Path(run_dir)
     rows = read_metrics(run_dir)
+    plotted = rows + read_elo_rows(run_dir)
     out = run_dir / "report"
     out.mkdir(exist_ok=True)
-    names = sorted({name for row in rows for name in row} - {"iteration", "elapsed"})
+    names = sorted({name for row in plotted for name in row} - {"iteration", "elapsed"})
     made = []
     for filename, (title, ylabel, wanted) in FIGURES.items():
         chosen = [n for n in names if wanted(n)]
@@ -84,7 +99,8 @@ def write_report(run_dir: str | Path) -> Path:
             continue
         fig, ax = plt.subplots(figsize=(7, 4))
         for name in chosen:
-            ax.plot(*_series(rows, name), label=name, marker="." if len(rows) < 50 else None)
+            xs, ys = _series(plotted, name)
+            ax.plot(xs, ys, label=name, marker="." if len(xs) < 50 else None)
         promotions = [r["iteration"] for r in rows if r.get("arena/promoted", 0) > 0]
         if filename == "elo.png" and promotions:
             for x in promotions:

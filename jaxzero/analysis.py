@@ -1,0 +1,169 @@
+"""``jaxzero analyze``: one position, the root of a search over it, and its tree as Graphviz.
+
+    state = position_from_moves(env, "4 5 1")          # the game's own notation
+    root = analyze_position(params, state, config.search, env, apply_fn, 64, key)
+    print(format_root(root, env))                       # prior, visits, Q per legal move
+    Path("tree.dot").write_text(tree_to_dot(root.tree, env))
+
+All values are from the point of view of the player to move at the node in question;
+an edge's Q is ``reward + discount * value(child)`` from its parent's mover's view
+(mctx's convention, see :mod:`jaxzero.search`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+
+from envs.core import Env, State
+from jaxzero import search
+from jaxzero.config import SearchConfig
+from jaxzero.networks import ApplyFn
+
+Array = jax.Array
+
+
+def position_from_moves(env: Env, moves: str, key: Array | None = None) -> State:
+    """The (unbatched) state after ``moves``: tokens in the game's notation separated by
+    spaces or commas. ValueError with a one-line reason for a malformed or illegal move,
+    or when the game is over (nothing to search)."""
+    key = jax.random.key(0) if key is None else key
+    state = env.init(key)
+    step = jax.jit(env.step)
+    tokens = moves.replace(",", " ").split()
+    for number, token in enumerate(tokens, start=1):
+        if bool(state.terminated | state.truncated):
+            raise ValueError(f"the game is over before move {number} ({token!r})")
+        try:
+            action = env.text_to_action(token)
+        except ValueError as error:
+            raise ValueError(f"move {number}: {error}") from None
+        if not bool(state.legal_action_mask[action]):
+            raise ValueError(f"move {number} ({token!r}) is illegal in that position")
+        key, k = jax.random.split(key)
+        state = step(state, jnp.int32(action), k)
+    if bool(state.terminated | state.truncated):
+        raise ValueError("the game is over after these moves; there is nothing to search")
+    return state
+
+
+@dataclasses.dataclass(frozen=True)
+class RootAnalysis:
+    """The root of one search (host arrays, A = actions)."""
+
+    tree: mctx.Tree  # batch of one
+    legal: np.ndarray  # bool [A]
+    prior: np.ndarray  # float [A]  softmax of the masked network logits
+    visits: np.ndarray  # int [A]
+    q: np.ndarray  # float [A]  meaningful where visits > 0
+    policy: np.ndarray  # float [A]  the search policy (training target)
+    chosen: int  # the greedy move of the search
+    network_value: float  # v(root) from the mover's view
+    search_value: float  # the root's backed-up value
+
+
+def analyze_position(
+    params: Any,
+    state: State,
+    config: SearchConfig,
+    env: Env,
+    apply_fn: ApplyFn,
+    num_simulations: int,
+    key: Array,
+) -> RootAnalysis:
+    """Noise-free search from ``state`` (the agent's search: same kind, greedy choice)."""
+    states = jax.tree.map(lambda x: x[None], state)
+    output = _search(params, states, key, config, env, apply_fn, num_simulations)
+    tree = jax.device_get(output.search_tree)
+    root = tree.ROOT_INDEX
+    legal = np.asarray(state.legal_action_mask)
+    logits = np.asarray(tree.children_prior_logits[0, root], np.float64)
+    logits = np.where(legal, logits, -np.inf)
+    prior = np.exp(logits - logits.max())
+    q = (
+        tree.children_rewards[0, root]
+        + tree.children_discounts[0, root] * (tree.children_values[0, root])
+    )
+    return RootAnalysis(
+        tree=tree,
+        legal=legal,
+        prior=prior / prior.sum(),
+        visits=np.asarray(tree.children_visits[0, root]),
+        q=np.asarray(q),
+        policy=np.asarray(output.action_weights[0]),
+        chosen=int(search.greedy_action(output, config.kind)[0]),
+        network_value=float(tree.raw_values[0, root]),
+        search_value=float(tree.node_values[0, root]),
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("config", "env", "apply_fn", "num_simulations"))
+def _search(params, states, key, config, env, apply_fn, num_simulations):
+    return search.run_search(
+        params, states, key, config, env, apply_fn, num_simulations=num_simulations, noise=False
+    )
+
+
+def format_root(root: RootAnalysis, env: Env) -> str:
+    """A table of the legal moves, most visited first: prior, visits, Q, search policy."""
+    width = max(4, *(len(env.action_to_text(a)) for a in np.flatnonzero(root.legal)))
+    lines = [
+        f"network value {root.network_value:+.3f}   search value {root.search_value:+.3f}",
+        f"{'move':<{width}}  {'prior':>6}  {'visits':>6}  {'Q':>7}  {'policy':>6}",
+    ]
+    order = sorted(np.flatnonzero(root.legal), key=lambda a: (-root.visits[a], -root.prior[a]))
+    for a in order:
+        q = f"{root.q[a]:+7.3f}" if root.visits[a] > 0 else f"{'-':>7}"
+        mark = "  <- chosen" if a == root.chosen else ""
+        lines.append(
+            f"{env.action_to_text(int(a)):<{width}}  {root.prior[a]:6.3f}  "
+            f"{int(root.visits[a]):6d}  {q}  {root.policy[a]:6.3f}{mark}"
+        )
+    lines.append(f"chosen move: {env.action_to_text(root.chosen)}")
+    return "\n".join(lines)
+
+
+def tree_to_dot(tree: mctx.Tree, env: Env, index: int = 0) -> str:
+    """The search tree of batch element ``index`` as Graphviz DOT text.
+
+    Nodes show their visit count N, backed-up value V (from the node's mover's view) and
+    network value v; edges show the move, its prior p and its Q from the parent's view.
+    Only nodes reachable from the root are written (all expanded nodes).
+    """
+    visits = np.asarray(tree.node_visits[index])
+    values = np.asarray(tree.node_values[index])
+    raw = np.asarray(tree.raw_values[index])
+    children = np.asarray(tree.children_index[index])  # [N, A]
+    logits = np.asarray(tree.children_prior_logits[index], np.float64)  # [N, A]
+    q = np.asarray(
+        tree.children_rewards[index] + tree.children_discounts[index] * tree.children_values[index]
+    )
+    lines = [
+        "digraph search {",
+        '  node [shape=box, fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
+    frontier = [tree.ROOT_INDEX]
+    while frontier:
+        node = frontier.pop(0)
+        label = f"N={int(visits[node])}\\nV={values[node]:+.3f}\\nv={raw[node]:+.3f}"
+        style = ", style=bold" if node == tree.ROOT_INDEX else ""
+        lines.append(f'  n{node} [label="{label}"{style}];')
+        row = logits[node] - logits[node].max()
+        prior = np.exp(row) / np.exp(row).sum()
+        for action in np.flatnonzero(children[node] != tree.UNVISITED):
+            child = int(children[node, action])
+            text = env.action_to_text(int(action)).replace('"', '\\"')
+            lines.append(
+                f'  n{node} -> n{child} [label="{text}\\np={prior[action]:.2f} '
+                f'Q={q[node, action]:+.2f}"];'
+            )
+            frontier.append(child)
+    lines.append("}")
+    return "\n".join(lines) + "\n"

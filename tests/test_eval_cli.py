@@ -1,0 +1,111 @@
+"""`jaxzero eval` (round robin, Elo table, elo.json for the report) and `jaxzero analyze`."""
+
+import json
+import re
+
+import jax
+import pytest
+from typer.testing import CliRunner
+
+from jaxzero.checkpoint import Checkpointer
+from jaxzero.cli import app
+from jaxzero.config import apply_overrides, config_to_dict, get_preset
+from jaxzero.loop import make_trainer
+from jaxzero.report import write_report
+from jaxzero.train import prepare_run_dir
+
+runner = CliRunner()
+TINY = {
+    "selfplay.batch_size": 2,
+    "replay.capacity": 16,
+    "search.eval_simulations": 4,
+    "network.hidden_size": 16,
+}
+
+
+def _error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    return [line for line in result.output.splitlines() if line.strip()][-1]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A run directory with checkpoints 10 and 20 (two different networks), untrained."""
+    config = apply_overrides(get_preset("tic_tac_toe"), TINY)
+    run = tmp_path_factory.mktemp("eval") / "run"
+    prepare_run_dir(run, config, resume=False, force=False)
+    trainer = make_trainer(config)
+    with Checkpointer(run) as checkpointer:
+        for step in (10, 20):
+            state = trainer.init(jax.random.key(step)).replace(iteration=jax.numpy.int32(step))
+            checkpointer.save(step, state, config_to_dict(config))
+    rows = [{"iteration": i, "policy_loss": 2.0 - 0.05 * i} for i in (10, 20)]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return run
+
+
+def test_eval_prints_an_elo_table_and_writes_elo_json(run):
+    args = ["eval", str(run), "--opponents", "one_ply", "--games", "8", "--simulations", "4"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    table = [line for line in result.stdout.splitlines() if line.strip()]
+    assert table[0].split()[:4] == ["#", "player", "Elo", "95%"]
+    players = {line.split()[1] for line in table[1:]}
+    assert players == {"random", "one_ply", "run@10", "run@20"}
+    anchor = next(line for line in table if " random " in line)
+    assert "(anchor)" in anchor and re.search(r"\s0\s", anchor)
+    assert all(line.split()[-2] == "24" for line in table[1:])  # 3 pairings of 8 games each
+
+    data = json.loads((run / "elo.json").read_text())
+    assert data["anchor"] == "random" and data["players"]["random"]["elo"] == 0.0
+    assert [r["iteration"] for r in data["rows"]] == [10, 20]
+    for row in data["rows"]:
+        assert row["elo_lower"] < row["elo"] < row["elo_upper"]
+        assert row["elo/one_ply"] == data["players"]["one_ply"]["elo"]
+
+    out = write_report(run)  # the report plots the ladder next to the metrics
+    assert (out / "elo.png").exists() and (out / "losses.png").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["eval", "no/such/run"], "does not exist"),
+        (["eval", "{run}", "--opponents", "random,chess"], "unknown opponent 'chess'"),
+        (["eval", "{run}", "--games", "7"], "--games must be an even number"),
+        (["eval", "{run}", "--every", "0"], "--every must be >= 1"),
+        (["eval", "{tmp}"], "neither a run directory"),
+        (["analyze", "tic_tac_toe", "--moves", "5 5"], "move 2 ('5') is illegal"),
+        (["analyze", "tic_tac_toe", "--moves", "5 0"], "move 2: '0' is not a cell"),
+        (["analyze", "tic_tac_toe", "--moves", "1 4 2 5 3 6"], "the game is over before move 6"),
+        (["analyze", "chess"], "unknown game 'chess'"),
+    ],
+)
+def test_mistakes_are_one_line_errors(run, tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    args = [a.format(run=run, tmp=tmp_path) for a in args]
+    assert message in _error_line(runner.invoke(app, args))
+
+
+def test_analyze_prints_the_root_and_writes_the_tree(run, tmp_path):
+    dot = tmp_path / "tree.dot"
+    args = ["analyze", "tic_tac_toe", "--moves", "5 1", "--checkpoint", str(run)]
+    result = runner.invoke(app, [*args, "--simulations", "8", "--dot", str(dot)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[:3] == ["O . .", ". X .", ". . ."]
+    assert lines[3].startswith("player 0 to move")
+    header = lines.index(next(line for line in lines if line.startswith("move")))
+    rows = lines[header + 1 : header + 8]
+    assert sorted(r.split()[0] for r in rows) == ["2", "3", "4", "6", "7", "8", "9"]
+    assert sum(int(r.split()[2]) for r in rows) == 8  # every simulation visits one root child
+    assert sum("<- chosen" in r for r in rows) == 1
+    chosen = next(r for r in rows if "<- chosen" in r).split()[0]
+    assert lines[-1] == f"chosen move: {chosen}"
+
+    text = dot.read_text()
+    assert text.startswith("digraph search {") and text.rstrip().endswith("}")
+    nodes = re.findall(r"^  n(\d+) \[label=", text, flags=re.M)
+    edges = re.findall(r"^  n(\d+) -> n(\d+)", text, flags=re.M)
+    assert sorted(map(int, nodes)) == list(range(9))  # the root and one node a simulation
+    assert len(edges) == 8 and {c for _, c in edges} == {str(i) for i in range(1, 9)}
