@@ -291,9 +291,11 @@ class StarDuel(Env):
         )
 
     def _init(self, key: Array) -> StarDuelState:
-        bits = jax.random.bits(key, (ROW + FIRST_HAND + HAND,), jnp.uint32)
+        bits = _random16(key, ROW + FIRST_HAND + HAND)
         start = jnp.asarray(START_ZONES)
-        row = _deal(jnp.asarray(TRADE_DECK), ROW, bits[:ROW])
+        positions, cum = _positions(jnp.asarray(TRADE_DECK), ROW, bits[:ROW])
+        trade_row = (cum <= positions[:, None]).sum(-1, dtype=jnp.int32)  # int32 [ROW] types
+        row = (trade_row[:, None] == jnp.asarray(TYPES)).sum(0, dtype=jnp.int32)  # [T] counts
         hand = _deal(start[Z_DECK], FIRST_HAND, bits[ROW : ROW + FIRST_HAND])
         other_hand = _deal(start[Z_OTHER_DECK], HAND, bits[ROW + FIRST_HAND :])
         zones = start + _move(hand, Z_DECK, Z_HAND) + _move(other_hand, Z_OTHER_DECK, Z_OTHER_HAND)
@@ -308,8 +310,7 @@ class StarDuel(Env):
             step_count=zero,
             zones=zones,
             trade_deck=jnp.asarray(TRADE_DECK) - row,
-            # The drawn row is a multiset; lay it out left to right (slot order carries no rule).
-            trade_row=jnp.repeat(jnp.asarray(TYPES), row, total_repeat_length=ROW),
+            trade_row=trade_row,
             authority=jnp.full(2, self.authority, jnp.int32),
             trade=zero,
             combat=zero,
@@ -323,15 +324,15 @@ class StarDuel(Env):
         return self._finish(state)
 
     def _step(self, state: StarDuelState, action: Array, key: Array) -> StarDuelState:
-        s = _act(state, action, jax.random.bits(key, (HAND + 1,), jnp.uint32))
+        s = _act(state, action, _random16(key, HAND + 1))
         s = _pass_turn(s, action == END_TURN)
+        s = s.replace(zones=_once(s.zones))  # read by the mask, the observation and callers
         won = s.authority[1] <= 0  # only an attack lowers authority, and it keeps the turn
         mover_wins = jnp.where(jnp.arange(2) == state.current_player, 1.0, -1.0)
         s = s.replace(rewards=jnp.where(won, mover_wins, 0.0).astype(jnp.float32), terminated=won)
         return self._finish(s)
 
     def _finish(self, s: StarDuelState) -> StarDuelState:
-        s = s.replace(zones=_once(s.zones))  # read by the mask, the observation and callers
         return s.replace(observation=_observation(s, True, self), legal_action_mask=_legal(s))
 
     def _observe(self, state: StarDuelState, player: Array) -> Array:
@@ -349,7 +350,7 @@ class StarDuel(Env):
         multiset the mover can see are unchanged.
         """
         pool = state.other_hand + state.other_deck  # int32 [T]
-        bits = jax.random.bits(key, (HAND,), jnp.uint32)
+        bits = _random16(key, HAND)
         hand = _deal(pool, jnp.minimum(state.other_hand.sum(), HAND), bits)
         zones = state.zones + _move(state.other_hand - hand, Z_OTHER_HAND, Z_OTHER_DECK)
         return state.replace(zones=zones)
@@ -415,6 +416,12 @@ ACTION_TEXT = tuple(_action_text(a) for a in range(NUM_ACTIONS))
 _TEXT_ACTION = {text: a for a, text in enumerate(ACTION_TEXT)}
 
 
+def _random16(key: Array, n: int) -> Array:
+    """uint32 [n]: independent uniform 16-bit numbers, two from each random word."""
+    words = jax.random.bits(key, ((n + 1) // 2,), jnp.uint32)
+    return jnp.concatenate([words >> 16, words & 0xFFFF])[:n]
+
+
 def _once(x: Array) -> Array:
     """int32 ``x`` (small integers), computed once for all its readers.
 
@@ -432,26 +439,30 @@ def _move(cards: Array, source: int, target: int) -> Array:
     return jnp.asarray(_zone_rows(target) - _zone_rows(source)) * cards
 
 
-def _deal(cards: Array, k: Array, bits: Array) -> Array:
-    """int32 [T]: the counts of ``k`` cards taken uniformly at random from ``cards``.
+def _positions(cards: Array, k: Array, bits: Array) -> tuple[Array, Array]:
+    """A uniform k-subset of the positions of ``cards`` laid out in type order.
 
-    Needs ``k <= cards.sum()`` and ``k <= len(bits)``. Lay the multiset out in type order
-    (positions ``[cum - cards, cum)`` hold type t) and pick a uniform k-subset of positions
-    with Floyd's algorithm, which costs k scalar steps and no per-card loop.
+    Positions ``[cum - cards, cum)`` hold type t. Needs ``k <= cards.sum()`` and
+    ``k <= len(bits)`` (uniform 16-bit numbers). Floyd's algorithm: k scalar steps, no
+    per-card loop. Returns int32 [K] positions (``cards.sum()`` marks "no card", beyond k)
+    and the int32 [T] cumulative counts.
     """
     cum = cards @ jnp.asarray(_UPPER)  # int32 [T] cumulative counts
     size = cum[-1]
-    chosen, k_max = [], bits.shape[0]
-    for i in range(k_max):
+    chosen = []
+    for i in range(bits.shape[0]):
         top = size - k + i  # Floyd: a uniform position in [0, top], or top if already taken
-        pick = ((bits[i] >> 16) * (top + 1).astype(jnp.uint32) >> 16).astype(jnp.int32)
+        pick = (bits[i] * (top + 1).astype(jnp.uint32) >> 16).astype(jnp.int32)
         taken = jnp.any(jnp.stack([pick == c for c in chosen])) if chosen else False
-        chosen.append(jnp.where(i < k, jnp.where(taken, top, pick), size))  # size: no card
-    positions = _once(jnp.stack(chosen))  # int32 [K]: not recomputed for every card type
+        chosen.append(jnp.where(i < k, jnp.where(taken, top, pick), size))
+    return _once(jnp.stack(chosen)), cum  # stored: not recomputed for every card type
+
+
+def _deal(cards: Array, k: Array, bits: Array) -> Array:
+    """int32 [T]: the counts of ``k`` cards taken uniformly at random from ``cards``."""
+    positions, cum = _positions(cards, k, bits)
     low = cum - cards
-    drawn = sum(
-        ((positions[i] >= low) & (positions[i] < cum)).astype(jnp.int32) for i in range(k_max)
-    )
+    drawn = sum(((p >= low) & (p < cum)).astype(jnp.int32) for p in positions)
     return _once(drawn)
 
 
@@ -538,7 +549,7 @@ def _pass_turn(s: StarDuelState, end: Array) -> StarDuelState:
     allied = factions @ faction_count > 1  # bool [T]: another card of its faction is in play
     effect = bases @ jnp.asarray(PRIMARY[:T]) + (bases * allied) @ jnp.asarray(ALLY[:T])
     # A faction with a single base in play waits for an ally: that base's type.
-    alone = jnp.asarray(TYPES) @ (factions * (bases > 0)[:, None])  # int32 [F+1]
+    alone = (bases * jnp.asarray(TYPES)) @ factions  # int32 [F+1]; read where the count is 1
     t = t.replace(
         current_player=1 - s.current_player,
         authority=t.authority.at[0].add(effect[AUTHORITY]),
