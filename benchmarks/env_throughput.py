@@ -57,6 +57,7 @@ class Entry(NamedTuple):
 GAMES: dict[str, Entry] = {
     "tic_tac_toe": Entry("tic_tac_toe", "tic_tac_toe", "tic_tac_toe"),
     "connect_four": Entry("connect_four", "connect_four", "connect_four"),
+    "star_duel": Entry("star_duel", None, None),  # no peer has a deck-builder
 }
 
 
