@@ -70,7 +70,7 @@ class GoState(State):
     liberties: Array  # int32 [3, P + 1]  per chain id: pseudo-liberty count, sum, sum of squares
     chain_hash: Array  # uint32 [2, P + 1] per chain id: sum of its stones' Zobrist keys
     board_hash: Array  # uint32 [2]        Zobrist hash of the board (two 32-bit words)
-    hash_history: Array  # uint32 [2, max_steps + 1] board hash after each step so far
+    hash_history: Array  # uint32 [max_steps + 1, 2] board hash after each step so far
     history: Array  # int8 [k, P]        colours of the last k positions, newest first
     passes: Array  # int32 []          consecutive passes just played
 
@@ -154,7 +154,7 @@ class Go(Env):
         colour, chain, liberties, chain_hash, captured_hash = _play(self._t, n, state, point)
         board_hash = state.board_hash + jnp.asarray(self._t.keys)[:, player, point] - captured_hash
         index = jnp.minimum(state.step_count + 1, self.max_steps)
-        hash_history = state.hash_history.at[:, index].set(board_hash)
+        hash_history = state.hash_history.at[index].set(board_hash)
         history = jnp.concatenate([colour[None], state.history[:-1]])
         passes = jnp.where(action == p, state.passes + 1, 0)
         terminated = passes >= 2
@@ -190,7 +190,7 @@ class Go(Env):
         stones = colour[None, :] == jnp.array([[1], [-1]], jnp.int8)  # [2, P] by colour index
         keys = jnp.asarray(self._t.keys)[:, :, :p]  # [2, 2, P]
         board_hash = jnp.where(stones, keys, jnp.uint32(0)).sum(axis=(1, 2), dtype=jnp.uint32)
-        hash_history = jnp.zeros((2, self.max_steps + 1), jnp.uint32).at[:, 0].set(board_hash)
+        hash_history = jnp.zeros((self.max_steps + 1, 2), jnp.uint32).at[0].set(board_hash)
         history = jnp.zeros((self.history, p), jnp.int8).at[0].set(colour)
         legal = _legal(
             self._t, n, colour, chain, liberties, chain_hash, board_hash, hash_history, 0, to_play
@@ -448,7 +448,7 @@ def _legal(
     liberties: Array,  # int32 [3, P + 1]
     chain_hash: Array,  # uint32 [2, P + 1]
     board_hash: Array,  # uint32 [2]
-    hash_history: Array,  # uint32 [2, T]
+    hash_history: Array,  # uint32 [T, 2]
     step: Array,  # int32 []  entries 0..step of hash_history are filled
     player: Array,  # int32 []
 ) -> Array:
@@ -457,7 +457,10 @@ def _legal(
     p = n * n
     sign = _sign(player)
     count, total, squares = liberties  # int32 [P + 1] each
-    mean = total // jnp.maximum(count, 1)
+    # The mean liberty, exact when it is an integer (total < 2**24); float division is
+    # vectorised on CPU where integer division is not.
+    mean = total.astype(jnp.float32) / jnp.maximum(count, 1).astype(jnp.float32)
+    mean = jnp.round(mean).astype(jnp.int32)
     atari = (count > 0) & (mean * count == total) & (squares == count * mean * mean)
     # Opponent chains in atari, each at its id, and the hash a move on their liberty takes.
     ids = jnp.arange(p, dtype=jnp.int32)
@@ -472,14 +475,11 @@ def _legal(
     alive = empty & (breathing | capturing)  # bool [P]
 
     after = jnp.asarray(t.keys)[:, player, :p] + board_hash[:, None] - taken[1:, :p]  # [2, P]
-    # Computed once, not again inside the gather below (which XLA would otherwise fuse).
-    after = jax.lax.optimization_barrier(after)
-    diff = hash_history[player] - board_hash[player]  # uint32 [T]
+    diff = hash_history[:, player] - board_hash[player]  # uint32 [T]
     q = (diff & _FIELD_MASK).astype(jnp.int32) - 1  # the move that could recreate entry t
     qc = jnp.clip(q, 0, p - 1)
-    filled = jnp.arange(hash_history.shape[1]) <= step
-    repeat = filled & (q >= 0) & (q < p)
-    repeat &= (after[0, qc] == hash_history[0]) & (after[1, qc] == hash_history[1])  # [T]
+    filled = jnp.arange(hash_history.shape[0]) <= step
+    repeat = filled & (q >= 0) & (q < p) & (after.T[qc] == hash_history).all(axis=-1)  # [T]
     legal = alive & ~_points_mask(repeat, qc, p)
     return jnp.append(legal, True)
 
