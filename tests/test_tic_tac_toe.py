@@ -121,6 +121,21 @@ def test_render_and_cell_notation(env):
     assert env.action_to_text(0) == "1" and env.text_to_action("9") == 8
 
 
+class _CoinFlipTurns(TicTacToe):
+    """A legal variant: a coin flip (the step key) decides whether the mover goes again,
+    so players do not alternate and ``step`` is stochastic."""
+
+    def _step(self, state, action, key):
+        nxt = super()._step(state, action, key)
+        again = jax.random.bernoulli(key)
+        player = jnp.where(again, state.current_player, nxt.current_player)
+        return nxt.replace(current_player=player, observation=self.observe(nxt, player))
+
+
+def test_checker_accepts_repeated_turns_and_random_steps():
+    check_env(_CoinFlipTurns(), num_games=8)
+
+
 class _NotZeroSum(TicTacToe):
     """A broken rule: the loser is not charged."""
 
