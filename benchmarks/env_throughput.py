@@ -58,7 +58,8 @@ GAMES: dict[str, Entry] = {
     "tic_tac_toe": Entry("tic_tac_toe", "tic_tac_toe", "tic_tac_toe"),
     "connect_four": Entry("connect_four", "connect_four", "connect_four"),
     "star_duel": Entry("star_duel", None, None),  # no peer has a deck-builder
-    "go_9x9": Entry("go_9x9", "go_9x9", "go(board_size=9,komi=7.5)"),  # same rules, komi, cap
+    # Same board, komi and move cap; a superko repeat: masked (ours), loses (pgx), draws (OS).
+    "go_9x9": Entry("go_9x9", "go_9x9", "go(board_size=9,komi=7.5)"),
 }
 
 
