@@ -189,6 +189,7 @@ def _make_match(env: Env, joint: Callable, num_games: int, opening_plies: int):
     return jax.jit(match)
 
 
+@functools.lru_cache(maxsize=32)
 def mixture_policy(policies: tuple[Policy, ...]) -> MatchPolicy:
     """Several fixed opponents as one match side: its params are the opponent index of
     each game, int32 [G] (every opponent is asked for every game; cheap next to search)."""

@@ -337,6 +337,12 @@ def _progress_line(m: dict[str, float]) -> str:
     ]:
         if name in m:
             parts.append(f"{label} {m[name]:{fmt}}")
+    if "arena/score" in m:
+        verdict = "promoted" if m.get("arena/promoted") else "kept best"
+        parts.append(f"arena {m['arena/score']:.2f} ({verdict})")
+    for name, label in [("eval/vs_random", "vs random"), ("eval/vs_one_ply", "vs one-ply")]:
+        if name in m:
+            parts.append(f"{label} {m[name]:.2f}")
     return "  ".join(parts)
 
 

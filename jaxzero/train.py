@@ -63,6 +63,14 @@ def cached_evaluator(config: Config) -> arena_lib.Evaluator:
 ARENA_STREAM, EVAL_STREAM = 1, 2  # key streams, apart from the training key
 
 
+def checks_due(config: Config, iteration: int) -> bool:
+    """Whether an arena match or an evaluation is due after ``iteration``."""
+    arena = config.arena
+    return (arena.enabled and iteration % arena.every == 0) or (
+        arena.eval_every > 0 and iteration % arena.eval_every == 0
+    )
+
+
 def periodic_checks(config: Config, state: Any, iteration: int) -> tuple[Any, dict[str, float]]:
     """The arena (gate on, every ``arena.every``) and the evaluation against fixed
     opponents (every ``arena.eval_every``) due at ``iteration``: (state, metrics)."""
@@ -207,6 +215,8 @@ def train(
                     row["positions_per_second"] = (
                         since_log * positions_per_iteration / max(now - log_clock, 1e-9)
                     )
+                if checks_due(config, iteration):
+                    jax.block_until_ready(state)  # the checks' time is theirs alone
                 checks_start = time.monotonic()
                 state, checks = periodic_checks(config, state, iteration)
                 if logged:
