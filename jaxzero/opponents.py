@@ -210,7 +210,7 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
     """Connect Four by the exact solver where it is fast enough, else one-ply tactics.
 
     For each state a host callback runs :class:`jaxzero.solvers.connect_four.Solver` on
-    every column with a budget of ``max_nodes`` search nodes (about 0.5 s per million on
+    every column with a budget of ``max_nodes`` search nodes (about 0.2 s per million on
     one core). If the position is solved in budget, a uniformly random move among those
     with the best score is played (the quickest win, the slowest loss); otherwise the
     :func:`one_ply` move. Early positions (fewer than about 8 stones) are beyond a small

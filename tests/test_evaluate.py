@@ -1,0 +1,121 @@
+"""Matches (both colours, symmetric for identical players), intervals, move quality."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import envs
+from jaxzero import opponents
+from jaxzero.evaluate import (
+    optimal_move_share,
+    play_match,
+    position_set,
+    states_from_moves,
+    wilson_interval,
+)
+from jaxzero.solvers import connect_four as c4
+
+
+@pytest.fixture(scope="module")
+def ttt():
+    return envs.make("tic_tac_toe")
+
+
+@pytest.fixture(scope="module")
+def c4_env():
+    return envs.make("connect_four")
+
+
+def hashed_policy(env):
+    """A deterministic, state-dependent, varied policy: the key is ignored."""
+    size = int(np.prod(env.observation_shape))
+    weights = jax.random.normal(jax.random.key(7), (size, env.num_actions))
+
+    def policy(states, key):
+        del key
+        obs = states.observation.reshape(states.observation.shape[0], -1).astype(jnp.float32)
+        logits = jnp.sin(3.0 * obs @ weights)  # [B, A]
+        logits = jnp.where(states.legal_action_mask, logits, -2.0)
+        return jnp.argmax(logits, axis=1).astype(jnp.int32)
+
+    return policy
+
+
+def test_wilson_interval():
+    lo, hi = wilson_interval(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(1.96**2 / (10 + 1.96**2))
+    lo, hi = wilson_interval(5, 10)
+    assert lo + hi == pytest.approx(1.0) and lo == pytest.approx(0.2366, abs=1e-4)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    assert wilson_interval(100, 100)[0] > 0.96
+
+
+def test_identical_players_give_a_symmetric_match(ttt):
+    policy = hashed_policy(ttt)
+    result = play_match(ttt, policy, policy, 200, jax.random.key(0), opening_plies=2)
+    wins, draws, losses = result.first  # games where A moved first
+    assert wins + draws + losses == 100  # both colours, half the games each
+    # Each opening is played twice with the colours swapped: the same game, mirrored result.
+    assert (result.wins - wins, result.draws - draws, result.losses - losses) == (
+        losses,
+        draws,
+        wins,
+    )
+    assert result.wins == result.losses > 0 and result.score == 0.5
+
+
+def test_both_colours_and_counts(ttt):
+    minimax = opponents.tic_tac_toe_minimax(ttt)
+    random = opponents.uniform_random(ttt)
+    result = play_match(ttt, random, minimax, 100, jax.random.key(3), opening_plies=0)
+    assert result.games == 100 and sum(result.first) == 50
+    assert result.wins == 0 and result.losses > 60
+    lo, hi = result.interval()
+    assert lo <= result.score <= hi
+    with pytest.raises(ValueError, match="even"):
+        play_match(ttt, random, minimax, 7, jax.random.key(0))
+
+
+def test_tic_tac_toe_move_quality(ttt):
+    perfect = optimal_move_share(opponents.tic_tac_toe_minimax(ttt), "tic_tac_toe")
+    assert perfect.positions == 4520 and perfect.optimal == 1.0 and perfect.kept == 1.0
+    assert 0 < perfect.critical < 4520
+    random = optimal_move_share(opponents.uniform_random(ttt), ttt)
+    tactical = optimal_move_share(opponents.one_ply(ttt), ttt)
+    assert random.optimal < 0.7 < tactical.optimal < 1.0
+    assert random.kept < random.optimal  # critical positions are the hard ones
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return position_set("connect_four")
+
+
+def test_shipped_connect_four_set(c4_env, shipped):
+    n = len(shipped.lengths)
+    assert n >= 500
+    assert shipped.lengths.min() <= 10 and shipped.lengths.max() >= 30
+    states = states_from_moves(c4_env, shipped.moves, shipped.lengths)
+    assert not np.asarray(states.terminated).any()
+    np.testing.assert_array_equal(np.asarray(states.legal_action_mask), shipped.legal)
+    np.testing.assert_array_equal(np.asarray(states.current_player), shipped.lengths % 2)
+    results = shipped.results
+    best = results.max(1)
+    assert (best == 1).any() and (best == 0).any() and (best == -1).any()
+
+
+def test_shipped_labels_agree_with_the_solver(shipped):
+    solver = c4.Solver()
+    rng = np.random.default_rng(0)
+    deep = np.flatnonzero(shipped.lengths >= 20)
+    for i in rng.choice(deep, 25, replace=False):
+        columns = shipped.moves[i, : shipped.lengths[i]]
+        np.testing.assert_array_equal(solver.move_scores(columns), shipped.scores[i])
+
+
+def test_connect_four_move_quality(c4_env):
+    random = optimal_move_share(opponents.uniform_random(c4_env), c4_env)
+    tactical = optimal_move_share(opponents.one_ply(c4_env), c4_env)
+    assert random.critical == tactical.critical > 100
+    assert random.kept < tactical.kept < 1.0
