@@ -224,9 +224,33 @@ def _action_tables() -> tuple[np.ndarray, np.ndarray]:
 
 ACTION_INFO, ACTION_MOVES = _action_tables()
 TYPES = np.arange(T, dtype=np.int32)
-_UPPER = np.triu(np.ones((T, T), np.int32))  # x @ _UPPER: cumulative sums of x
-START_ZONES = np.zeros((Z, T), np.int32)
-START_ZONES[[Z_DECK, Z_OTHER_DECK]] = STARTERS
+_UPPER = np.triu(np.ones((T, T), np.float32))  # x @ _UPPER: cumulative sums of x
+
+
+def _viper_thresholds(n: int) -> np.ndarray:
+    """int32 [2]: 16-bit thresholds of P(at most v Vipers among n starting cards), v = 0, 1."""
+    from math import comb
+
+    scouts, vipers = int(STARTERS[SCOUT]), int(STARTERS[VIPER])
+    p = [comb(vipers, v) * comb(scouts, n - v) / comb(scouts + vipers, n) for v in range(3)]
+    return np.round(np.cumsum(p)[:2] * 65536).astype(np.int32)
+
+
+def _start_zones() -> np.ndarray:
+    """int32 [3, 3, Z, T]: the opening zones by the Vipers in the first and second hands."""
+    zones = np.zeros((3, 3, Z, T), np.int32)
+    for first, second in np.ndindex(3, 3):
+        for hand, deck, n, vipers in [(Z_HAND, Z_DECK, FIRST_HAND, first),
+                                      (Z_OTHER_HAND, Z_OTHER_DECK, HAND, second)]:  # fmt: skip
+            zones[first, second, hand, [SCOUT, VIPER]] = n - vipers, vipers
+            zones[first, second, deck] = STARTERS - zones[first, second, hand]
+    return zones
+
+
+# A starting hand is fixed by its number of Vipers, which is hypergeometric: one 16-bit
+# number against these thresholds picks it, instead of a deal.
+_VIPERS_IN = {n: _viper_thresholds(n) for n in (FIRST_HAND, HAND)}
+START_ZONES = _start_zones()
 
 # Observation: the visible zones (hand, deck, discard, bases, in play, other bases, other
 # discard), the other's hand-plus-deck pool, the trade deck, the trade row as ROW one-hot
@@ -291,14 +315,13 @@ class StarDuel(Env):
         )
 
     def _init(self, key: Array) -> StarDuelState:
-        bits = _random16(key, ROW + FIRST_HAND + HAND)
-        start = jnp.asarray(START_ZONES)
+        bits = _random16(key, ROW + 2)
         positions, cum = _positions(jnp.asarray(TRADE_DECK), ROW, bits[:ROW])
         trade_row = (cum <= positions[:, None]).sum(-1, dtype=jnp.int32)  # int32 [ROW] types
         row = (trade_row[:, None] == jnp.asarray(TYPES)).sum(0, dtype=jnp.int32)  # [T] counts
-        hand = _deal(start[Z_DECK], FIRST_HAND, bits[ROW : ROW + FIRST_HAND])
-        other_hand = _deal(start[Z_OTHER_DECK], HAND, bits[ROW + FIRST_HAND :])
-        zones = start + _move(hand, Z_DECK, Z_HAND) + _move(other_hand, Z_OTHER_DECK, Z_OTHER_HAND)
+        vipers = [(r.astype(jnp.int32) >= jnp.asarray(_VIPERS_IN[n])).sum() for n, r in
+                  [(FIRST_HAND, bits[ROW]), (HAND, bits[ROW + 1])]]  # fmt: skip
+        zones = jnp.asarray(START_ZONES)[vipers[0], vipers[1]]
         zero = jnp.int32(0)
         state = StarDuelState(
             current_player=zero,
@@ -447,7 +470,7 @@ def _positions(cards: Array, k: Array, bits: Array) -> tuple[Array, Array]:
     per-card loop. Returns int32 [K] positions (``cards.sum()`` marks "no card", beyond k)
     and the int32 [T] cumulative counts.
     """
-    cum = cards @ jnp.asarray(_UPPER)  # int32 [T] cumulative counts
+    cum = (cards.astype(jnp.float32) @ jnp.asarray(_UPPER)).astype(jnp.int32)  # int32 [T]
     size = cum[-1]
     chosen = []
     for i in range(bits.shape[0]):
