@@ -61,13 +61,15 @@ Array = jax.Array
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP column letters (no I)
 _FIELD = 9  # low bits of a key's word that carry its point + 1 (N * N < 512)
 _FIELD_MASK = (1 << _FIELD) - 1
+_SUM_BITS = 18  # liberty statistics: count << _SUM_BITS | sum of liberty points
 
 
 @state_dataclass
 class GoState(State):
     colour: Array  # int8 [P]          +1 Black, -1 White, 0 empty (P = N * N)
-    chain: Array  # int32 [P]          id of the stone's chain (one of its points); P if empty
-    liberties: Array  # int32 [3, P + 1]  per chain id: pseudo-liberty count, sum, sum of squares
+    chain: Array  # int16 [P]          id of the stone's chain (one of its points); P if empty
+    liberties: Array  # int32 [2, P + 1]  per chain id: pseudo-liberty count << 18 | sum of the
+    #                                    liberty points, sum of their squares
     chain_hash: Array  # uint32 [2, P + 1] per chain id: sum of its stones' Zobrist keys
     board_hash: Array  # uint32 [2]        Zobrist hash of the board (two 32-bit words)
     hash_history: Array  # uint32 [max_steps + 1, 2] board hash after each step so far
@@ -91,7 +93,7 @@ class _Tables:
         self.neighbours_ext = np.concatenate([self.neighbours, np.full((4, 1), p, np.int32)], 1)
         self.neighbour_stats = np.where(
             self.neighbours < p, _host_stat(self.neighbours), 0
-        )  # int32 [3, 4, P]
+        )  # int32 [2, 4, P]
         # Zobrist keys [word, colour index, point]; column P ("no stone") is zero. Word w
         # of colour w's keys carries point + 1 in its low _FIELD bits; the other colour's
         # keys have zeros there, so sums and differences never carry into the field.
@@ -140,8 +142,8 @@ class Go(Env):
         p = self.size**2
         return self._make_state(
             colour=jnp.zeros(p, jnp.int8),
-            chain=jnp.full(p, p, jnp.int32),
-            liberties=jnp.zeros((3, p + 1), jnp.int32),
+            chain=jnp.full(p, p, jnp.int16),
+            liberties=jnp.zeros((2, p + 1), jnp.int32),
             chain_hash=jnp.zeros((2, p + 1), jnp.uint32),
             to_play=jnp.int32(0),
         )
@@ -225,8 +227,8 @@ class Go(Env):
         colour = _parse_board(board, n)  # int8 [P]
         if to_play not in (0, 1):
             raise ValueError(f"to_play must be 0 (Black) or 1 (White), got {to_play!r}")
-        chain = np.full(p, p, np.int32)
-        liberties = np.zeros((3, p + 1), np.int32)
+        chain = np.full(p, p, np.int16)
+        liberties = np.zeros((2, p + 1), np.int32)
         chain_hash = np.zeros((2, p + 1), np.uint32)
         for start in range(p):
             if colour[start] == 0 or chain[start] != p:
@@ -353,14 +355,18 @@ def _sign(player: Array) -> Array:
 
 
 def _stat(point: Array) -> Array:
-    """A point's contribution to pseudo-liberty statistics: int32 [3, ...]."""
+    """A pseudo-liberty's contribution to its chain's statistics: int32 [2, ...].
+
+    Count and sum share a word: the sum of a chain's pseudo-liberties stays below
+    2 * 361 * 360 < 2**18 and the count below 2**10, so the fields never overflow.
+    """
     point = jnp.asarray(point, jnp.int32)
-    return jnp.stack([jnp.ones_like(point), point, point * point])
+    return jnp.stack([(1 << _SUM_BITS) + point, point * point])
 
 
 def _host_stat(point) -> np.ndarray:
     point = np.asarray(point, np.int32)
-    return np.stack([np.ones_like(point), point, point * point])
+    return np.stack([(1 << _SUM_BITS) + point, point * point])
 
 
 def _neighbours(x: Array, n: int, fill) -> Array:
@@ -417,15 +423,15 @@ def _play(t: _Tables, n: int, state: GoState, point: Array):
     removed = (colour == -sign) & in_dead  # bool [P]
     # Stones next to removed points gain them as pseudo-liberties.
     freed = _neighbours(removed, n, False)  # bool [4, P]
-    stats = jnp.asarray(t.neighbour_stats)  # int32 [3, 4, P]
-    gain = sum(jnp.where(freed[d], stats[:, d], 0) for d in range(4))  # int32 [3, P]
+    stats = jnp.asarray(t.neighbour_stats)  # int32 [2, 4, P]
+    gain = sum(jnp.where(freed[d], stats[:, d], 0) for d in range(4))  # int32 [2, P]
     liberties = liberties.at[:, jnp.where(colour == sign, chain, p)].add(gain)
 
     # The new stone joins its own neighbouring chains under the id ``point``.
     own = near_colour == sign  # bool [4]
     opened = (near_colour == 0) | jnp.append(removed, False)[near]  # bool [4]
     merged = jnp.where(own & first, liberties[:, near_chain], 0).sum(1)
-    merged = merged + jnp.where(opened, _stat(near), 0).sum(1)  # int32 [3]
+    merged = merged + jnp.where(opened, _stat(near), 0).sum(1)  # int32 [2]
     near_hash = chain_hash[:, near_chain]  # uint32 [2, 4]
     joined_hash = jnp.where(own & first, near_hash, jnp.uint32(0)).sum(1, dtype=jnp.uint32)
     joined_hash = joined_hash + jnp.asarray(t.keys)[:, state.current_player, point]
@@ -433,7 +439,7 @@ def _play(t: _Tables, n: int, state: GoState, point: Array):
     own_ids = jnp.where(own, near_chain, -1)
     joined = functools.reduce(jnp.logical_or, [chain == own_ids[d] for d in range(4)])
     chain = jnp.where(joined, point, chain).at[point].set(point, mode="drop")
-    chain = jnp.where(removed, p, chain)
+    chain = jnp.where(removed, p, chain).astype(jnp.int16)
     colour = jnp.where(removed, jnp.int8(0), colour).at[point].set(sign, mode="drop")
     liberties = liberties.at[:, point].set(merged).at[:, p].set(0)
     chain_hash = chain_hash.at[:, point].set(joined_hash).at[:, p].set(0)
@@ -444,8 +450,8 @@ def _legal(
     t: _Tables,
     n: int,
     colour: Array,  # int8 [P]
-    chain: Array,  # int32 [P]
-    liberties: Array,  # int32 [3, P + 1]
+    chain: Array,  # int16 [P]
+    liberties: Array,  # int32 [2, P + 1]
     chain_hash: Array,  # uint32 [2, P + 1]
     board_hash: Array,  # uint32 [2]
     hash_history: Array,  # uint32 [T, 2]
@@ -456,7 +462,9 @@ def _legal(
     then pass (always legal)."""
     p = n * n
     sign = _sign(player)
-    count, total, squares = liberties  # int32 [P + 1] each
+    count = liberties[0] >> _SUM_BITS  # int32 [P + 1]
+    total = liberties[0] & ((1 << _SUM_BITS) - 1)
+    squares = liberties[1]
     # The mean liberty, exact when it is an integer (total < 2**24); float division is
     # vectorised on CPU where integer division is not.
     mean = total.astype(jnp.float32) / jnp.maximum(count, 1).astype(jnp.float32)
