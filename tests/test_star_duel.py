@@ -113,6 +113,27 @@ def test_first_player_draws_three_second_five(env):
         assert state.authority.tolist() == [50, 50]
 
 
+def test_opening_hands_and_deals_are_uniform(env):
+    """Vipers in 3 or 5 cards of 8 Scouts + 2 Vipers are hypergeometric; so is a deal."""
+    keys = jax.random.split(jax.random.key(11), 4000)
+    states = jax.jit(jax.vmap(env.init))(keys)
+    starters = jnp.asarray(sd.STARTERS)
+    dealt = jax.jit(jax.vmap(lambda r: sd._deal(starters, 3, r)))(
+        jax.random.randint(jax.random.key(12), (4000, 5), 0, 1 << 16).astype(jnp.uint32)
+    )
+    expected = {3: [56 / 120, 56 / 120, 8 / 120], 5: [56 / 252, 140 / 252, 56 / 252]}
+    for n, vipers in [
+        (3, states.hand[:, CARD["Viper"]]),
+        (5, states.other_hand[:, CARD["Viper"]]),
+        (3, dealt[:, CARD["Viper"]]),
+    ]:
+        frequencies = np.bincount(np.asarray(vipers), minlength=3) / len(vipers)
+        np.testing.assert_allclose(frequencies, expected[n], atol=0.03)
+    rows = np.asarray(states.trade_row)  # the row is 5 of the 40 trade-deck cards
+    shares = np.bincount(rows.reshape(-1), minlength=sd.T) / rows.size
+    np.testing.assert_allclose(shares, sd.TRADE_DECK / sd.TRADE_DECK.sum(), atol=0.01)
+
+
 def test_playing_cards_adds_trade_and_combat(position, step):
     state = position(hand=["Scout", "Scout", "Viper"])
     assert legal_texts(state) == {"play scout", "play viper", "end"}
