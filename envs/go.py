@@ -73,7 +73,6 @@ class GoState(State):
     chain_hash: Array  # uint32 [2, P + 1] per chain id: sum of its stones' Zobrist keys
     board_hash: Array  # uint32 [2]        Zobrist hash of the board (two 32-bit words)
     hash_history: Array  # uint32 [max_steps + 1, 2] board hash after each step so far
-    history: Array  # int8 [k, P]        colours of the last k positions, newest first
     passes: Array  # int32 []          consecutive passes just played
 
 
@@ -157,7 +156,6 @@ class Go(Env):
         board_hash = state.board_hash + jnp.asarray(self._t.keys)[:, player, point] - captured_hash
         index = jnp.minimum(state.step_count + 1, self.max_steps)
         hash_history = state.hash_history.at[index].set(board_hash)
-        history = jnp.concatenate([colour[None], state.history[:-1]])
         passes = jnp.where(action == p, state.passes + 1, 0)
         terminated = passes >= 2
         black, white = _areas(colour.reshape(n, n), terminated)
@@ -169,7 +167,7 @@ class Go(Env):
         )
         return state.replace(
             current_player=nxt,
-            observation=_observe(history, nxt, n),
+            observation=_advance(state.observation, colour, nxt, n),
             legal_action_mask=legal,
             rewards=jnp.stack([black_reward, -black_reward]).astype(jnp.float32),
             terminated=terminated,
@@ -179,12 +177,18 @@ class Go(Env):
             chain_hash=chain_hash,
             board_hash=board_hash,
             hash_history=hash_history,
-            history=history,
             passes=passes,
         )
 
     def _observe(self, state: GoState, player: Array) -> Array:
-        return _observe(state.history, player, self.size)
+        # The stored observation is the mover's; another player sees the stone planes
+        # swapped and their own colour plane.
+        same = player == state.current_player
+        obs = state.observation
+        k = self.history
+        swapped = obs[..., : 2 * k].reshape(obs.shape[:2] + (k, 2))[..., ::-1]
+        stones = jnp.where(same, obs[..., : 2 * k], swapped.reshape(obs.shape[:2] + (2 * k,)))
+        return jnp.concatenate([stones, jnp.broadcast_to(player == 0, obs.shape[:2] + (1,))], -1)
 
     def _make_state(self, colour, chain, liberties, chain_hash, to_play) -> GoState:
         """A state at step 0 whose history holds only this position."""
@@ -193,13 +197,14 @@ class Go(Env):
         keys = jnp.asarray(self._t.keys)[:, :, :p]  # [2, 2, P]
         board_hash = jnp.where(stones, keys, jnp.uint32(0)).sum(axis=(1, 2), dtype=jnp.uint32)
         hash_history = jnp.zeros((self.max_steps + 1, 2), jnp.uint32).at[0].set(board_hash)
-        history = jnp.zeros((self.history, p), jnp.int8).at[0].set(colour)
         legal = _legal(
             self._t, n, colour, chain, liberties, chain_hash, board_hash, hash_history, 0, to_play
         )
         return GoState(
             current_player=to_play,
-            observation=_observe(history, to_play, n),
+            observation=_advance(
+                jnp.zeros(self.observation_shape, jnp.bool_), colour, to_play, n, fresh=True
+            ),
             legal_action_mask=legal,
             rewards=jnp.zeros(2, jnp.float32),
             terminated=jnp.bool_(False),
@@ -211,7 +216,6 @@ class Go(Env):
             chain_hash=chain_hash,
             board_hash=board_hash,
             hash_history=hash_history,
-            history=history,
             passes=jnp.int32(0),
         )
 
@@ -532,13 +536,20 @@ def _areas(board: Array, active: Array) -> tuple[Array, Array]:
     return counts[0], counts[1]
 
 
-def _observe(history: Array, player: Array, n: int) -> Array:
-    """bool [N, N, 2k + 1] from ``player``'s point of view."""
+def _advance(previous: Array, colour: Array, player: Array, n: int, fresh: bool = False):
+    """The observation for ``player`` to move on ``colour`` (int8 [P]): bool [N, N, 2k + 1].
+
+    ``previous`` is the last observation, seen by the other player (the previous mover):
+    its stone planes, own and opponent swapped, become the older positions. With ``fresh``
+    the older positions are empty.
+    """
+    k = (previous.shape[-1] - 1) // 2
     sign = _sign(player)
-    k = history.shape[0]
-    planes = jnp.stack([history == sign, history == -sign], axis=1).reshape(2 * k, n * n)
-    black = jnp.broadcast_to(player == 0, (1, n * n))
-    return jnp.concatenate([planes, black]).T.reshape(n, n, 2 * k + 1)
+    now = jnp.stack([colour == sign, colour == -sign], axis=-1).reshape(n, n, 2)
+    older = previous[..., : 2 * k - 2].reshape(n, n, k - 1, 2)[..., ::-1]
+    older = jnp.zeros_like(older) if fresh else older
+    black = jnp.broadcast_to(player == 0, (n, n, 1))
+    return jnp.concatenate([now, older.reshape(n, n, 2 * k - 2), black], axis=-1)
 
 
 def _parse_board(board, n: int) -> np.ndarray:
