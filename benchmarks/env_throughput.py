@@ -20,9 +20,16 @@ How each side is driven, so that the comparison is fair:
 * OpenSpiel: ``batch`` C++ states stepped one after the other from Python with
   ``random.choice(state.legal_actions())``; a finished game is replaced by a new one.
 
-The sides take turns call by call (calls of a few milliseconds) for ``--seconds`` each,
-and the table shows each side's median rate. To add a game, add a :data:`GAMES` entry;
-a peer without the game is ``None`` and its columns print as "-".
+Timing: calls of a few milliseconds; the two JAX sides take turns call by call for
+``--seconds`` each (so both meet the same machine load), then OpenSpiel runs alone
+(its Python loop churns through the caches between calls). The table shows each side's
+median rate. By default XLA runs each computation on one thread and calls are timed by
+this process's CPU time: steps per core-second, which other processes on a shared
+machine barely move (``--xla-threads all --clock wall`` for XLA's thread pool and the
+wall clock).
+
+To add a game, add a :data:`GAMES` entry; a peer without the game is ``None`` and its
+columns print as "-".
 """
 
 from __future__ import annotations
@@ -160,18 +167,19 @@ def openspiel_runner(name: str, batch: int, steps_per_call: int) -> Callable[[],
     return call
 
 
-def timed(call: Callable[[], int]) -> float:
-    """Steps per second of one call."""
-    start = time.perf_counter()
+def timed(call: Callable[[], int], clock: str) -> float:
+    """Steps per second of one call, by the wall clock or by this process's CPU time."""
+    now = time.process_time if clock == "cpu" else time.perf_counter
+    start = now()
     steps = call()
-    return steps / (time.perf_counter() - start)
+    return steps / max(now() - start, 1e-9)
 
 
 def measure(entry: Entry, batch: int, args: argparse.Namespace) -> dict[str, float | None]:
     """Median steps/s per side over calls of a few milliseconds, the sides taking turns.
 
-    Taking turns call by call puts both sides under the same machine load, and the
-    median of many short calls shrugs off the calls that another process preempted.
+    Taking turns call by call puts the sides under the same machine load, and the median
+    of many short calls shrugs off the calls that another process preempted.
     """
     steps_per_call = max(8, 2**15 // batch)
     runners: dict[str, Callable[[], int] | None] = {
@@ -185,12 +193,15 @@ def measure(entry: Entry, batch: int, args: argparse.Namespace) -> dict[str, flo
         runners["pgx"] = jax_runner(pgx.make(entry.pgx), batch, steps_per_call)
     if entry.openspiel is not None and "openspiel" in args.peers:
         runners["openspiel"] = openspiel_runner(entry.openspiel, batch, 2048)
-    active = {side: call for side, call in runners.items() if call is not None}
-    rates: dict[str, list[float]] = {side: [] for side in active}
-    deadline = time.perf_counter() + args.seconds * len(active)
-    while time.perf_counter() < deadline or min(map(len, rates.values())) < 5:
-        for side, call in active.items():
-            rates[side].append(timed(call))
+    rates: dict[str, list[float]] = {side: [] for side, call in runners.items() if call}
+    # the JAX sides take turns; OpenSpiel's Python loop, which churns through the caches
+    # between calls, runs on its own afterwards
+    for group in [["ours", "pgx"], ["openspiel"]]:
+        active = {side: runners[side] for side in group if runners[side] is not None}
+        deadline = time.perf_counter() + args.seconds * len(active)
+        while active and (time.perf_counter() < deadline or len(rates[group[0]]) < 5):
+            for side, call in active.items():
+                rates[side].append(timed(call, args.clock))
     return {side: statistics.median(rates[side]) if side in rates else None for side in runners}
 
 
@@ -213,12 +224,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--peers", nargs="*", default=["pgx", "openspiel"], choices=["pgx", "openspiel"]
     )
+    parser.add_argument(
+        "--xla-threads",
+        choices=["one", "all"],
+        default="one",
+        help="one: XLA runs each computation on a single thread (per-core figures, steady "
+        "on a shared machine); all: XLA's default thread pool",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=["cpu", "wall"],
+        default=None,
+        help="time calls by this process's CPU time (default with one XLA thread: steps per "
+        "core-second, unmoved by other processes on the machine) or by the wall clock "
+        "(default with all threads)",
+    )
     args = parser.parse_args(argv)
+    args.clock = args.clock or ("cpu" if args.xla_threads == "one" else "wall")
+    if args.xla_threads == "one":  # read when the CPU backend starts, i.e. on first use
+        flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flags}".strip()
 
     print(
         f"jax {jax.__version__}, pgx {_version('pgx')}, open_spiel {_version('open_spiel')} "
-        f"on {jax.devices()[0].device_kind} ({os.cpu_count()} cores); steps/s, median over "
-        f"calls of a few ms, {args.seconds:g} s a side per cell"
+        f"on {jax.devices()[0].device_kind} ({os.cpu_count()} cores, load average "
+        f"{os.getloadavg()[0]:.1f}), XLA threads: {args.xla_threads}; steps per second of "
+        f"{args.clock} time, median over calls of a few ms, {args.seconds:g} s a side per cell"
     )
     header = "| game | batch | ours | pgx | OpenSpiel | ours/pgx |"
     print(header)
