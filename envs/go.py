@@ -1,6 +1,6 @@
 """Go on an N x N board (5 <= N <= 19) with positional superko and area scoring.
 
-Rules (Tromp-Taylor in substance, with illegal moves masked rather than losing):
+Rules (Tromp-Taylor area scoring; unlike Tromp-Taylor, suicide is illegal):
 
 * Black (player 0) moves first; players alternate. A move places a stone on an empty
   point or passes. Pass is always legal.
@@ -18,6 +18,11 @@ Rules (Tromp-Taylor in substance, with illegal moves masked rather than losing):
   half-integers, so they never draw.
 * ``max_steps = 2 * N * N`` actions truncate the game (rewards 0, ``truncated``).
 
+Peers differ on superko: OpenSpiel's ``go`` masks only simple ko and scores a repeat as a
+draw; pgx masks simple ko and scores a repeat as a loss for the mover. Everything else
+(capture, suicide, passes, area scoring, the 2 N^2 cap) agrees with OpenSpiel move for move
+(tests/test_go_oracle.py), except that OpenSpiel scores a game at the cap.
+
 Actions: ``N * N`` board points row-major from the top-left, then pass (``N * N``).
 In Go (GTP) coordinates, action ``r * N + c`` is column ``"ABCDEFGHJKLMNOPQRST"[c]``
 (no I) and row ``N - r``: action 0 is the top-left point, ``A9`` on 9 x 9.
@@ -30,7 +35,7 @@ How a step stays cheap (no flood fill, no trial moves):
 
 * Every chain has an id (one of its own points). Stored at the id: its pseudo-liberties
   (count, sum and sum of squares of liberty points, counted once per adjacent stone, as
-  in GNU Go and OpenSpiel) and its Zobrist hash. A move updates only the chains next to
+  in OpenSpiel) and its Zobrist hash. A move updates only the chains next to
   the played point and the stones next to captured ones, with scatter-adds. A chain is in
   atari when all its pseudo-liberties are one point: ``sum = count * m`` and
   ``squares = count * m**2``.
@@ -43,6 +48,8 @@ How a step stays cheap (no flood fill, no trial moves):
   those bits: each history entry is compared with the one move that could recreate it.
 * Which empty points have a liberty after the move (an empty neighbour, a neighbouring
   own chain not in atari, or a capture) is worked out on bit rows, one uint32 per row.
+* The observation's older planes are the previous observation's, own and opponent
+  swapped, so the state keeps no separate board history.
 """
 
 from __future__ import annotations
