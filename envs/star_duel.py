@@ -247,6 +247,11 @@ def _start_zones() -> np.ndarray:
     return zones
 
 
+# Per base type: its faction (one-hot), its primary effects, and its type per faction.
+_BASE_TABLE = np.concatenate(
+    [FACTION_ONEHOT, PRIMARY[:T], TYPES[:, None] * FACTION_ONEHOT], axis=1
+).astype(np.float32)  # float32 [T, 2F+8]
+
 # A starting hand is fixed by its number of Vipers, which is hypergeometric: one 16-bit
 # number against these thresholds picks it, instead of a deal.
 _VIPERS_IN = {n: _viper_thresholds(n) for n in (FIRST_HAND, HAND)}
@@ -566,13 +571,14 @@ def _swap_sides(s: StarDuelState) -> StarDuelState:
 def _pass_turn(s: StarDuelState, end: Array) -> StarDuelState:
     """Where ``end``: the turn passes and the new mover's bases fire their turn-start effects."""
     t = _swap_sides(s)
-    bases = t.bases  # int32 [T]
-    factions = jnp.asarray(FACTION_ONEHOT)  # int32 [T, F+1]
-    faction_count = bases @ factions  # int32 [F+1]
-    allied = factions @ faction_count > 1  # bool [T]: another card of its faction is in play
-    effect = bases @ jnp.asarray(PRIMARY[:T]) + (bases * allied) @ jnp.asarray(ALLY[:T])
+    bases = t.bases.astype(jnp.float32)  # [T]; float products are exact and fast on CPU
+    counted = (bases @ jnp.asarray(_BASE_TABLE)).astype(jnp.int32)  # int32 [2F+8]
+    faction_count = counted[: NEUTRAL + 1]
+    primary = counted[NEUTRAL + 1 : NEUTRAL + 7]
     # A faction with a single base in play waits for an ally: that base's type.
-    alone = (bases * jnp.asarray(TYPES)) @ factions  # int32 [F+1]; read where the count is 1
+    alone = counted[NEUTRAL + 7 :]  # int32 [F+1]; sum of type x count, read where count is 1
+    allied = faction_count[jnp.asarray(FACTION)] > 1  # bool [T]: another base of its faction
+    effect = primary + ((bases * allied) @ jnp.asarray(ALLY[:T], jnp.float32)).astype(jnp.int32)
     t = t.replace(
         current_player=1 - s.current_player,
         authority=t.authority.at[0].add(effect[AUTHORITY]),
