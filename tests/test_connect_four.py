@@ -82,7 +82,7 @@ def test_full_column_is_masked_and_playing_it_loses(env, play):
     assert not last.terminated
     assert last.legal_action_mask.tolist() == [False] + [True] * 6
     assert (last.heights == [6, 0, 0, 0, 0, 0, 0]).all()
-    after = env.step(last, jnp.int32(0))  # X drops into the full column
+    after = jax.jit(env.step)(last, jnp.int32(0))  # X drops into the full column
     assert after.terminated and after.rewards.tolist() == [-1.0, 1.0]
 
 
