@@ -16,9 +16,9 @@ two uint32 words. Four in a row is then the classic shift test: for a direction 
 exists iff ``m & (m >> 2d)`` is non-zero; the guard bits stop lines wrapping around
 columns. That is a few dozen integer operations per step on per-game scalars, against
 pgx's gather of all 69 lines. Column heights live in the state, so the landing cell
-and the legal mask are one lookup each. Results that many outputs depend on (the
-landing height, the win) end in a reduction, which XLA computes once instead of fusing
-a copy into every output element.
+and the legal mask are one lookup each. Values that many outputs read end in a lookup
+(the landing height) or a reduction (the win), which XLA computes once instead of
+fusing a copy of the work into every output element.
 """
 
 from __future__ import annotations
@@ -35,8 +35,6 @@ Array = jax.Array
 ROWS, COLUMNS = 6, 7
 NUM_CELLS = ROWS * COLUMNS
 _EMPTY = -1
-
-
 _GUARDED_COLUMN = ROWS + 1  # bits a column takes in a bitboard
 _DIRECTIONS = (1, _GUARDED_COLUMN, _GUARDED_COLUMN - 1, _GUARDED_COLUMN + 1)
 
@@ -115,7 +113,7 @@ class ConnectFour(Env):
             terminated=won | (state.step_count == NUM_CELLS - 1),  # this disc fills the board
             board=board,
             heights=heights,
-            bitboards=bitboards.astype(jnp.uint32),
+            bitboards=bitboards,
         )
 
     def _observe(self, state: ConnectFourState, player: Array) -> Array:
