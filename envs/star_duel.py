@@ -35,24 +35,27 @@ key give the same result.
 
 Actions (A = 6T + 9 = 123), legal only in the matching mode:
 
-=================  =============  ==========================================================
-range              mode           meaning
-=================  =============  ==========================================================
-[0, T)             normal         play one card of type i from hand
-[T, 2T)            normal         use the scrap ability of a card of type i in play
-[2T, 2T+5)         normal         buy the trade-row card in slot j
-2T+5               normal         buy an Explorer
-2T+6               normal         attack the opponent with all remaining combat
-[2T+7, 3T+7)       normal         destroy one opponent base of type i (costs its defence)
-[3T+7, 4T+7)       scrap choice   scrap a card of type i from hand
-[4T+7, 5T+7)       scrap choice   scrap a card of type i from the discard pile
-[5T+7, 6T+7)       discard choice discard a card of type i from hand
-6T+7               scrap choice   scrap nothing more
-6T+8               normal         end the turn
-=================  =============  ==========================================================
+=================  ==============  =========================================================
+range              mode            meaning
+=================  ==============  =========================================================
+[0, T)             normal          play one card of type i from hand
+[T, 2T)            normal          use the scrap ability of a card of type i in play
+[2T, 2T+5)         normal          buy the trade-row card in slot j
+2T+5               normal          buy an Explorer
+2T+6               normal          attack the opponent with all remaining combat
+[2T+7, 3T+7)       normal          destroy one opponent base of type i (costs its defence)
+[3T+7, 4T+7)       scrap choice    scrap a card of type i from hand
+[4T+7, 5T+7)       scrap choice    scrap a card of type i from the discard pile
+[5T+7, 6T+7)       discard choice  discard a card of type i from hand
+6T+7               scrap choice    scrap nothing more
+6T+8               normal          end the turn
+=================  ==============  =========================================================
 
 A pending discard (owed by the opponent's effects) comes first, then pending scraps; while
 either is pending only its choice actions are legal.
+
+Also here: ``StarDuel.resample_hidden`` (a state the mover cannot tell apart, for
+determinised search) and ``greedy_action`` (a batched heuristic opponent).
 """
 
 from __future__ import annotations
@@ -135,8 +138,8 @@ IS_BASE = DEFENCE > 0  # bool [T]
 IS_OUTPOST = np.array([c.outpost for c in CARDS])  # bool [T]
 HAS_SCRAP = SCRAP_ABILITY[:T].any(axis=1)  # bool [T]
 TRADE_DECK = np.array([c.copies for c in CARDS], np.int32)  # int32 [T]
-# Cards drawn by one action are bounded (the draw loop is unrolled to this length): a played
-# card's primary and ally plus a waiting ally of its faction, or a scrap ability.
+# Cards drawn by one action are bounded by a hand (a draw takes that many random numbers): a
+# played card's primary and ally plus a waiting ally of its faction, or a scrap ability.
 _ALLY_DRAW = [ALLY[:T][FACTION == f, DRAW].max(initial=0) for f in range(NEUTRAL + 1)]
 MAX_ACTION_DRAW = int(
     max(
