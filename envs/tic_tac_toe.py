@@ -15,18 +15,13 @@ from envs.core import Env, State, state_dataclass
 
 Array = jax.Array
 
-# The 8 lines of three, and for each cell the lines through it (padded with line 8,
-# a sentinel that can never be complete).
-_LINES = np.array(
-    [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]],
-    dtype=np.int32,
-)
-_CELL_LINES = np.full((9, 4), 8, dtype=np.int32)
-for _cell in range(9):
-    _through = [i for i, line in enumerate(_LINES) if _cell in line]
-    _CELL_LINES[_cell, : len(_through)] = _through
-# Cells of the lines through each cell: [9, 4, 3]; the sentinel line reads cell 9 (never marked).
-_CELL_LINE_CELLS = np.concatenate([_LINES, [[9, 9, 9]]])[_CELL_LINES]
+# The 8 lines of three, and for every set of cells (as 9 bits, bit i = cell i) whether it
+# holds one: the win test is a single lookup, which XLA computes once per step (a
+# chain of comparisons would be fused into, and repeated by, every output that reads it).
+_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+_HAS_LINE = np.array(
+    [any(all(cells >> c & 1 for c in line) for line in _LINES) for cells in range(1 << 9)]
+)  # bool [512]
 
 
 @state_dataclass
@@ -59,10 +54,11 @@ class TicTacToe(Env):
     def _step(self, state: TicTacToeState, action: Array, key: Array) -> TicTacToeState:
         del key
         mover = state.current_player
-        board = state.board.at[action].set(mover)
-        mine = jnp.append(board == mover, False)  # [10]: index 9 pads the sentinel line
-        lines = jnp.asarray(_CELL_LINE_CELLS)[action]  # [4, 3]
-        won = mine[lines].all(axis=1).any()
+        board = state.board.at[action].set(mover)  # int32 [9]
+        mine = jnp.int32(0)  # the mover's cells as bits
+        for cell in range(9):
+            mine = mine | jnp.where(board[cell] == mover, 1 << cell, 0)
+        won = jnp.asarray(_HAS_LINE)[mine]
         full = (board >= 0).all()
         rewards = jnp.where(won, jnp.where(jnp.arange(2) == mover, 1.0, -1.0), 0.0)
         nxt = 1 - mover
