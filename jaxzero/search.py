@@ -156,12 +156,14 @@ def select_action(
     """The move to play, int32 [B]: sampled with probability ∝ N(a)^(1/temperature) while
     ``step_count < temperature_moves`` (exploration early in the game), else
     :func:`greedy_action`. Only visited actions can be sampled, so an illegal move never is."""
+    greedy = greedy_action(policy_output, kind)
+    if temperature_moves <= 0:
+        return greedy
     counts = visit_counts(policy_output)  # [B, A]
     logits = jnp.where(
         counts > 0, jnp.log(jnp.maximum(counts, 1.0)) / temperature, jnp.finfo(jnp.float32).min
     )
     sampled = jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
-    greedy = greedy_action(policy_output, kind)
     return jnp.where(step_count < temperature_moves, sampled, greedy)
 
 

@@ -1,0 +1,200 @@
+"""Self-play throughput: our self-play against a pgx + mctx reference, same settings.
+
+    python benchmarks/selfplay_throughput.py                       # Connect Four, B 256, 32 sims
+    python benchmarks/selfplay_throughput.py --game tic_tac_toe --seconds 5
+
+A position is one move of one game, searched and played. Both sides use the same Flax
+network (``jaxzero.networks.ResNet``, ``--blocks`` x ``--channels``, default 2 x 32), the
+same batch, the same number of simulations, the same mctx policy (``muzero_policy`` for
+PUCT with Dirichlet root noise, ``gumbel_muzero_policy`` for Gumbel), and the same PRNG
+implementation, and each runs ``--moves`` moves per jitted call as one ``lax.scan``.
+
+* ours: ``jaxzero.selfplay.make_selfplay_fn`` unchanged, i.e. including what the training
+  loop does around the search (trajectory bookkeeping, outcome labels, replay writes,
+  auto-reset, metrics).
+* reference: the recipe of pgx's own AlphaZero example: a pgx env, a recurrent function
+  that steps it under ``vmap`` (discount -1, 0 at the end), ``policy_output.action`` played,
+  auto-reset, the trajectory (observation, search policy, reward, done) as scan output.
+
+The two take turns call by call for ``--seconds`` each after compilation and a warm-up
+call; every timed call ends in ``block_until_ready``; the table shows median rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import envs  # noqa: E402
+from jaxzero import networks, replay, selfplay  # noqa: E402
+from jaxzero.config import (  # noqa: E402
+    Config,
+    NetworkConfig,
+    ReplayConfig,
+    SearchConfig,
+    SelfPlayConfig,
+)
+
+
+def ours(game: str, kind: str, args, key):
+    """A jitted ``call(carry) -> carry`` playing ``args.moves`` moves with jaxzero."""
+    env = envs.make(game)
+    config = Config(
+        game=game,
+        network=NetworkConfig(kind="resnet", num_blocks=args.blocks, channels=args.channels),
+        search=SearchConfig(kind=kind, num_simulations=args.simulations),
+        selfplay=SelfPlayConfig(batch_size=args.batch_size, moves_per_iteration=args.moves),
+        replay=ReplayConfig(capacity=args.batch_size * env.max_steps * 4),
+    )
+    network = networks.make_network(config.network, env)
+    params = networks.init_params(network, env, key)
+    play = selfplay.make_selfplay_fn(config, env, network.apply)
+
+    @jax.jit
+    def call(carry):
+        sp, buffer, key = carry
+        key, k = jax.random.split(key)
+        sp, buffer, _ = play(params, sp, buffer, k)
+        return sp, buffer, key
+
+    carry = (
+        selfplay.init_selfplay(env, args.batch_size, key),
+        replay.init_replay(env, config.replay.capacity),
+        key,
+    )
+    return call, carry
+
+
+def reference(game: str, kind: str, args, key):
+    """The pgx + mctx recipe (pgx's AlphaZero example), same network and settings."""
+    import pgx
+
+    env = pgx.make(game)
+    ours_env = envs.make(game)  # only for the observation/action shapes of the network
+    network = networks.make_network(
+        NetworkConfig(kind="resnet", num_blocks=args.blocks, channels=args.channels), ours_env
+    )
+    params = networks.init_params(network, ours_env, key)
+    batch = args.batch_size
+
+    def recurrent_fn(params, key, action, state):
+        del key
+        player = state.current_player
+        state = jax.vmap(env.step)(state, action)
+        logits, value = network.apply(params, state.observation)
+        logits = logits - jnp.max(logits, axis=-1, keepdims=True)
+        logits = jnp.where(state.legal_action_mask, logits, jnp.finfo(logits.dtype).min)
+        reward = state.rewards[jnp.arange(batch), player]
+        value = jnp.where(state.terminated, 0.0, value)
+        discount = jnp.where(state.terminated, 0.0, -1.0 * jnp.ones_like(value))
+        return mctx.RecurrentFnOutput(
+            reward=reward, discount=discount, prior_logits=logits, value=value
+        ), state
+
+    def move(state, key):
+        k_search, k_reset = jax.random.split(key)
+        logits, value = network.apply(params, state.observation)
+        root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state)
+        if kind == "puct":
+            out = mctx.muzero_policy(
+                params,
+                k_search,
+                root,
+                recurrent_fn,
+                args.simulations,
+                invalid_actions=~state.legal_action_mask,
+            )
+        else:
+            out = mctx.gumbel_muzero_policy(
+                params,
+                k_search,
+                root,
+                recurrent_fn,
+                args.simulations,
+                invalid_actions=~state.legal_action_mask,
+                qtransform=mctx.qtransform_completed_by_mix_value,
+            )
+        player = state.current_player
+        nxt = jax.vmap(env.step)(state, out.action)
+        done = nxt.terminated | nxt.truncated
+        fresh = jax.vmap(env.init)(jax.random.split(k_reset, batch))
+        nxt = jax.tree.map(
+            lambda f, n: jnp.where(done.reshape(-1, *[1] * (n.ndim - 1)), f, n), fresh, nxt
+        )
+        record = (
+            state.observation,
+            out.action_weights,
+            nxt.rewards[jnp.arange(batch), player],
+            done,
+        )
+        return nxt, record
+
+    @jax.jit
+    def call(carry):
+        state, key = carry
+        key, k = jax.random.split(key)
+        state, trajectory = jax.lax.scan(move, state, jax.random.split(k, args.moves))
+        return state, key
+
+    return call, (jax.vmap(env.init)(jax.random.split(key, batch)), key)
+
+
+def timed(call, carry):
+    start = time.perf_counter()
+    carry = jax.block_until_ready(call(carry))
+    return carry, time.perf_counter() - start
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--game", default="connect_four")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--simulations", type=int, default=32)
+    parser.add_argument("--moves", type=int, default=8, help="moves per timed call")
+    parser.add_argument("--blocks", type=int, default=2)
+    parser.add_argument("--channels", type=int, default=32)
+    parser.add_argument("--searches", nargs="+", default=["puct", "gumbel"])
+    parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds per side")
+    parser.add_argument("--prng", default="threefry2x32", help="jax_default_prng_impl")
+    args = parser.parse_args(argv)
+    jax.config.update("jax_default_prng_impl", args.prng)
+
+    print(
+        f"{args.game}: batch {args.batch_size}, {args.simulations} simulations, "
+        f"{args.blocks}x{args.channels} ResNet, {args.moves} moves/call, "
+        f"jax {jax.__version__} on {jax.devices()[0].platform}"
+    )
+    print(f"{'search':<8} {'ours pos/s':>12} {'pgx+mctx pos/s':>15} {'ratio':>7}")
+    for kind in args.searches:
+        key = jax.random.key(0)
+        sides = {"ours": ours(args.game, kind, args, key)}
+        sides["reference"] = reference(args.game, kind, args, key)
+        carries = {}
+        for name, (call, carry) in sides.items():
+            carry, _ = timed(call, carry)  # compile
+            carries[name], _ = timed(call, carry)  # warm-up
+        times: dict[str, list[float]] = {name: [] for name in sides}
+        while min(sum(t) for t in times.values()) < args.seconds:
+            for name, (call, _) in sides.items():
+                carries[name], seconds = timed(call, carries[name])
+                times[name].append(seconds)
+        positions = args.batch_size * args.moves
+        rate = {name: positions / statistics.median(t) for name, t in times.items()}
+        print(
+            f"{kind:<8} {rate['ours']:>12,.0f} {rate['reference']:>15,.0f} "
+            f"{rate['ours'] / rate['reference']:>6.2f}x",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
