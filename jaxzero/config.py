@@ -117,6 +117,7 @@ class ArenaConfig:
     threshold: float = 0.55  # promote iff the learner's score >= threshold
     opening_plies: int = 2  # uniformly random plies before the players take over
     eval_every: int = 100  # iterations between evaluations against fixed opponents; 0 = off
+    simulations: int = 0  # search simulations per arena/evaluation move; 0 = eval_simulations
     eval_games: int = 100  # even; games against each fixed opponent
 
 
