@@ -5,7 +5,8 @@ and a *learner* trains on that data. Every ``arena.every`` iterations the learne
 the best:
 
 * at full strength: the agent's own noise-free greedy search (``config.search.kind``,
-  ``config.search.eval_simulations`` simulations) on both sides, never a raw argmax;
+  ``config.search.eval_simulations`` simulations, or ``arena.simulations`` if set) on both
+  sides, never a raw argmax;
 * from random openings: ``num_games / 2`` openings of ``opening_plies`` uniformly random
   plies, each played twice with the colours swapped (the same env keys in both games);
 * as one compiled function: all games in one ``lax.while_loop``, both searches batched.
@@ -252,7 +253,7 @@ def make_arena(config: Config, env: Env, apply_fn: ApplyFn) -> Arena:
         env,
         config.search,
         apply_fn,
-        config.search.eval_simulations,
+        arena_simulations(config),
         arena.num_games,
         arena.opening_plies,
     )
@@ -263,6 +264,12 @@ def make_arena(config: Config, env: Env, apply_fn: ApplyFn) -> Arena:
         return (*tally(outcome), outcome, seat)
 
     return Arena(config=arena, run=run)
+
+
+def arena_simulations(config: Config) -> int:
+    """Simulations per move in the arena and evaluation: ``arena.simulations``, or the
+    agent's ``search.eval_simulations`` when that is 0 (the default: full strength)."""
+    return config.arena.simulations or config.search.eval_simulations
 
 
 def check_arena_config(arena: ArenaConfig) -> None:
@@ -279,6 +286,8 @@ def check_arena_config(arena: ArenaConfig) -> None:
         raise ValueError(f"arena.eval_games must be an even number >= 2, got {arena.eval_games}")
     if arena.opening_plies < 0:
         raise ValueError(f"arena.opening_plies must be >= 0, got {arena.opening_plies}")
+    if arena.simulations < 0:
+        raise ValueError("arena.simulations must be >= 0 (0 = eval_simulations)")
 
 
 def should_promote(score: float, games: int, arena: ArenaConfig) -> bool:
@@ -353,7 +362,7 @@ def make_evaluator(
     """The driver's periodic evaluation: eval-strength search against ``opponents``."""
     arena = config.arena
     check_arena_config(arena)
-    agent = search_policy(config.search, env, apply_fn, config.search.eval_simulations)
+    agent = search_policy(config.search, env, apply_fn, arena_simulations(config))
     return agent_vs_fixed(env, agent, tuple(opponents), arena.eval_games, arena.opening_plies)
 
 
