@@ -96,6 +96,7 @@ class TrainConfig:
     iterations: int = 1_000
     log_every: int = 10
     checkpoint_every: int = 100
+    num_devices: int = 0  # devices of the data mesh (jaxzero.sharding); 0 = all JAX sees
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,8 +117,8 @@ class ArenaConfig:
     num_games: int = 200  # even; at least this many games to promote
     threshold: float = 0.55  # promote iff the learner's score >= threshold
     opening_plies: int = 2  # uniformly random plies before the players take over
-    eval_every: int = 100  # iterations between evaluations against fixed opponents; 0 = off
     simulations: int = 0  # search simulations per arena/evaluation move; 0 = eval_simulations
+    eval_every: int = 100  # iterations between evaluations against fixed opponents; 0 = off
     eval_games: int = 100  # even; games against each fixed opponent
 
 

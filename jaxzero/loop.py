@@ -32,7 +32,7 @@ import optax
 
 import envs
 from envs.core import Env, state_dataclass
-from jaxzero import learner, networks, replay, selfplay
+from jaxzero import learner, networks, replay, selfplay, sharding
 from jaxzero.config import Config
 
 Array = jax.Array
@@ -74,7 +74,13 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
 
     ``donate=True`` lets XLA reuse the input TrainState's buffers (less copying of the
     replay buffer); the caller must then not touch a state after passing it in.
+
+    ``init`` and ``iteration`` run data-parallel over a mesh of ``config.train.num_devices``
+    devices (``jaxzero.sharding``): games, replay and minibatches split, networks
+    replicated. One device is a mesh of one.
     """
+    mesh = sharding.make_mesh(config.train.num_devices)
+    sharding.check_divisible(config, mesh.size)
     env = envs.make(config.game) if env is None else env
     network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
@@ -113,6 +119,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
         def learn(carry, k):
             params, opt_state = carry
             batch = replay.sample(buffer, k, optim.minibatch_size, symmetries)
+            batch = sharding.shard_batch(batch, mesh)  # gradients averaged over the mesh
             new_params, new_opt_state, m = update(params, opt_state, batch)
             params, opt_state = jax.tree.map(
                 lambda new, old: jnp.where(ready, new, old),
@@ -176,14 +183,20 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
         error = (value - buffer.value_target[slots]) ** 2
         return (error * valid).sum() / jnp.maximum(valid.sum(), 1.0)
 
+    state_sharding = sharding.state_shardings(jax.eval_shape(init, jax.random.key(0)), mesh)
     return Trainer(
         config=config,
         env=env,
         network=network,
         apply_fn=apply_fn,
         optimizer=optimizer,
-        init=init,
-        iteration=jax.jit(iteration, donate_argnums=(0,) if donate else ()),
+        init=jax.jit(init, out_shardings=state_sharding),
+        iteration=jax.jit(
+            iteration,
+            in_shardings=(state_sharding,),
+            out_shardings=(state_sharding, sharding.replicated(mesh)),
+            donate_argnums=(0,) if donate else (),
+        ),
     )
 
 
