@@ -22,7 +22,7 @@ import jax
 from envs.core import Env, State
 from jaxzero import search as search_lib
 from jaxzero.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
-from jaxzero.config import Config, config_from_dict
+from jaxzero.config import Config, apply_overrides, config_from_dict
 from jaxzero.loop import make_trainer
 from jaxzero.networks import ApplyFn
 
@@ -95,7 +95,8 @@ def load_agent(path: str | Path, *, step: int | None = None) -> Agent:
         config = config_from_dict(json.loads((run_dir / "config.json").read_text()))
     except (OSError, ValueError) as error:
         raise CheckpointError(f"{run_dir / 'config.json'} is unreadable ({error})") from None
-    trainer = make_trainer(config)
+    # One device whatever mesh the run trained on (orbax reshards the restored arrays).
+    trainer = make_trainer(apply_overrides(config, {"train.num_devices": 1}))
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
     with Checkpointer(run_dir) as checkpointer:
         state, _ = checkpointer.restore(abstract, step)
