@@ -20,7 +20,6 @@ _EXPORTS = {
     "apply_overrides": "jaxzero.config",
     "make_trainer": "jaxzero.loop",
     "TrainState": "jaxzero.loop",
-    "train": "jaxzero.train",
 }
 
 __all__ = sorted(_EXPORTS)
