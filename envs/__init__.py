@@ -15,5 +15,7 @@ register("go", "envs.go:Go")
 register("go_6x6", "envs.go:Go", size=6)
 register("go_9x9", "envs.go:Go", size=9)
 register("star_duel", "envs.star_duel:StarDuel")
+# The short game for training (authority 10; a turn cap that keeps max_steps at 800).
+register("star_duel_short", "envs.star_duel:StarDuel", authority=10, turn_cap=20)
 
 __all__ = ["Env", "State", "Symmetries", "available", "make", "register", "state_dataclass"]

@@ -46,6 +46,9 @@ class SearchConfig:
     pb_c_base: float = 19652.0
     max_num_considered_actions: int = 16  # Gumbel top-k at the root
     gumbel_scale: float = 1.0  # Gumbel root noise scale in self-play (0 when evaluating)
+    # Games with hidden information (env.resample_hidden): search from a redealt state the
+    # mover cannot tell apart from the true one, never the true state; False peeks (study).
+    determinize: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,6 +138,27 @@ class Config:
     seed: int = 0
 
 
+_STAR_DUEL = Config(
+    game="star_duel_short",
+    network=NetworkConfig(kind="mlp", hidden_size=128, num_layers=2),
+    search=SearchConfig(
+        kind="gumbel", num_simulations=16, eval_simulations=64, max_num_considered_actions=8
+    ),
+    selfplay=SelfPlayConfig(batch_size=64, moves_per_iteration=16, discount=1.0),
+    replay=ReplayConfig(capacity=100_000, min_size=2_048, augment=False),
+    optim=OptimConfig(
+        learning_rate=1e-3,
+        schedule="cosine",
+        warmup_steps=100,
+        decay_steps=20_000,
+        minibatch_size=256,
+        updates_per_iteration=8,
+    ),
+    train=TrainConfig(iterations=3_000, log_every=10, checkpoint_every=100),
+    arena=ArenaConfig(eval_every=0),
+    seed=0,
+)
+
 PRESETS: dict[str, Config] = {
     # Small MLP, Gumbel with 16 simulations: perfect play in ~300-400 iterations (about a
     # minute on two CPU cores; tests/test_gate_tic_tac_toe.py). The first 4 plies are
@@ -209,6 +233,15 @@ PRESETS: dict[str, Config] = {
         ),
         train=TrainConfig(iterations=20_000, log_every=10, checkpoint_every=100),
         seed=0,
+    ),
+    # Star Duel, trained on the short game (authority 10, 20-turn cap: envs id
+    # "star_duel_short"), where games take ~100 actions. Hidden cards: the search is
+    # determinised (search.determinize). Named like policy versions: "star_duel" is plain
+    # AlphaZero (γ = 1), "star_duel_fast" discounts value targets by γ = 0.98 per action so
+    # that quick wins are worth more.
+    "star_duel": _STAR_DUEL,
+    "star_duel_fast": dataclasses.replace(
+        _STAR_DUEL, selfplay=dataclasses.replace(_STAR_DUEL.selfplay, discount=0.98)
     ),
 }
 

@@ -15,6 +15,14 @@ the point of view of the player to move at the *parent*. Hence, for the transiti
 Illegal actions are masked at the root (``invalid_actions``) and inside the tree (prior
 logits set to the dtype's smallest finite value, never ``-inf``, so a softmax over a row
 with a single legal action stays finite).
+
+Determinised search (games with hidden information): when the env has
+``resample_hidden(state, key)`` and ``SearchConfig.determinize`` is on, every root state is
+first replaced by a state its mover cannot tell apart from it (hidden cards redealt, one
+key per batch element), and the tree is grown from that sample. The network sees the same
+observation, so the root prior and value are unchanged, but nothing below the root can
+depend on what the mover may not know. ``determinize=False`` searches the true state (a
+peeking search, for study).
 """
 
 from __future__ import annotations
@@ -62,6 +70,17 @@ def make_recurrent_fn(env: Env, apply_fn: ApplyFn) -> Callable:
     return recurrent_fn
 
 
+def determinizes(env: Env, config: SearchConfig) -> bool:
+    """Whether :func:`run_search` searches from resampled hidden information for ``env``."""
+    return config.determinize and hasattr(env, "resample_hidden")
+
+
+def resample_roots(env: Env, states: State, key: Array) -> State:
+    """``env.resample_hidden`` on each state of a batch [B], with one split key per state."""
+    keys = jax.random.split(key, states.current_player.shape[0])
+    return jax.vmap(env.resample_hidden)(states, keys)
+
+
 def make_root(params, states: State, apply_fn: ApplyFn) -> mctx.RootFnOutput:
     """The search root for a batch of states: network prior (masked) and value."""
     logits, value = apply_fn(params, states.observation)
@@ -93,9 +112,16 @@ def run_search(
     ``gumbel_scale`` (0 when ``noise`` is False); ``action_weights`` are the improved policy
     softmax(logits + σ(completed Q)). ``num_simulations`` defaults to the config's
     self-play count; ``root`` may pass a precomputed :func:`make_root`.
+
+    With :func:`determinizes` the tree grows from ``resample_roots(states)`` (the key is
+    split first, one part for the resampling), the root's prior and value still come from
+    the observation, which resampling leaves unchanged.
     """
     if root is None:
         root = make_root(params, states, apply_fn)
+    if determinizes(env, config):
+        key, k_hidden = jax.random.split(key)
+        root = root.replace(embedding=resample_roots(env, states, k_hidden))
     if num_simulations is None:
         num_simulations = config.num_simulations
     recurrent_fn = make_recurrent_fn(env, apply_fn)
