@@ -1,4 +1,5 @@
-"""Fixed opponents for measuring agents: random, one-ply tactics, pure MCTS, perfect play.
+"""Fixed opponents for measuring agents: random, one-ply tactics, pure MCTS, perfect play,
+Star Duel's greedy heuristic.
 
 Every opponent is a policy ``policy(states, key) -> actions``: ``states`` is a batch of env
 states (every leaf has a leading ``[B]`` axis), ``actions`` is int32 [B], always a legal
@@ -260,6 +261,18 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
     return policy
 
 
+def greedy(env: Env) -> Policy:
+    """Star Duel's greedy heuristic (:func:`envs.star_duel.greedy_action`): play every card,
+    buy the most expensive affordable card, destroy bases (outposts first), attack the
+    player, end the turn. Only for games built on ``envs.star_duel.StarDuel`` (any
+    authority or turn cap, e.g. ``star_duel_short``)."""
+    from envs import star_duel
+
+    if not isinstance(env, star_duel.StarDuel):
+        raise ValueError(f"the greedy opponent plays star_duel games, not {env.id!r}")
+    return _batched(star_duel.greedy_action)
+
+
 def perfect(env: Env, **kwargs) -> Policy:
     """The game's perfect player: ``tic_tac_toe_minimax`` or ``connect_four_solver``."""
     players = {"tic_tac_toe": tic_tac_toe_minimax, "connect_four": connect_four_solver}
@@ -272,6 +285,7 @@ OPPONENTS: dict[str, Callable[..., Policy]] = {
     "random": uniform_random,
     "one_ply": one_ply,
     "pure_mcts": pure_mcts,
+    "greedy": greedy,
     "tic_tac_toe_minimax": tic_tac_toe_minimax,
     "connect_four_solver": connect_four_solver,
     "perfect": perfect,

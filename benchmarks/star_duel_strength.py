@@ -1,0 +1,85 @@
+"""Strength of a trained Star Duel agent against the random and greedy opponents.
+
+    .venv/bin/python benchmarks/star_duel_strength.py --run runs/star_duel --games 400
+
+Loads the agent of a run directory (or one checkpoint) with ``jaxzero.agent.load_agent``
+and plays ``--games`` games against each opponent on the agent's own game (the preset's
+``star_duel_short``: authority 10), half with the agent moving first, in one batched,
+jitted match each (``jaxzero.evaluate.play_match``; paired games share their deals). The
+agent moves by noise-free greedy search (``--simulations``, default the config's
+``eval_simulations``; determinised when the config says so). Prints the win rate and the
+score ((wins + draws / 2) / games), each with its 95% Wilson interval, and the first-seat /
+second-seat split; a truncated game is a draw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax
+
+from jaxzero.agent import Agent, load_agent
+from jaxzero.evaluate import play_match, wilson_interval
+from jaxzero.opponents import Policy, make_opponent
+
+
+def agent_policy(agent: Agent, num_simulations: int | None) -> Policy:
+    """The agent as a batched policy ``(states [B], key) -> int32 [B]``."""
+
+    def policy(states, key):
+        return agent.act(states, key, num_simulations=num_simulations)
+
+    return policy
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", required=True, help="run directory or checkpoint")
+    parser.add_argument("--games", type=int, default=400, help="even; games per opponent")
+    parser.add_argument("--simulations", type=int, default=None, help="default eval_simulations")
+    parser.add_argument("--opponents", nargs="+", default=["random", "greedy"])
+    parser.add_argument("--opening-plies", type=int, default=0, help="random plies first")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    agent = load_agent(args.run)
+    cfg = agent.config
+    sims = cfg.search.eval_simulations if args.simulations is None else args.simulations
+    print(
+        f"agent {args.run} iteration {agent.iteration}: game {cfg.game} "
+        f"(authority {getattr(agent.env, 'authority', '?')}), {cfg.search.kind} search, "
+        f"{sims} simulations, determinize={cfg.search.determinize}, γ={cfg.selfplay.discount}"
+    )
+    policy = agent_policy(agent, sims)
+    key = jax.random.key(args.seed)
+    for name in args.opponents:
+        key, k_match = jax.random.split(key)
+        start = time.perf_counter()
+        result = play_match(
+            agent.env,
+            policy,
+            make_opponent(name, agent.env),
+            args.games,
+            k_match,
+            opening_plies=args.opening_plies,
+        )
+        low, high = result.interval()
+        w_low, w_high = wilson_interval(result.wins, result.games)
+        first = result.first
+        second = (
+            result.wins - first[0],
+            result.draws - first[1],
+            result.losses - first[2],
+        )
+        print(
+            f"vs {name:>8}: wins {result.wins / result.games:.3f} [95% {w_low:.3f}, "
+            f"{w_high:.3f}], score {result.score:.3f} [95% {low:.3f}, {high:.3f}] over "
+            f"{result.games} games (W/D/L {result.wins}/{result.draws}/{result.losses}; "
+            f"first seat {'/'.join(map(str, first))}, second seat "
+            f"{'/'.join(map(str, second))}) in {time.perf_counter() - start:.0f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()
