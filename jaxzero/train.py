@@ -15,6 +15,11 @@ the iteration, so a resumed run replays them exactly.
 A run directory holds ``config.json``, ``metrics.jsonl``, TensorBoard event files under
 ``tb/`` and orbax checkpoints under ``checkpoints/``. A directory that already holds a
 run is never overwritten: resume it, or start over explicitly with ``force``.
+
+Several hosts (``jaxzero.sharding``, docs/scaling.md): every process runs ``train`` on the
+same run directory (shared storage); process 0 prepares it and alone writes the config,
+metrics and TensorBoard files; all take part in each checkpoint save, which orbax writes
+once; the stop decision (time budget) is process 0's, broadcast to the others.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -30,8 +36,10 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 
 from jaxzero import arena as arena_lib
+from jaxzero import sharding
 from jaxzero.checkpoint import Checkpointer, CheckpointError
 from jaxzero.config import Config, config_from_dict, config_to_dict
 from jaxzero.loop import Trainer, make_trainer
@@ -163,7 +171,14 @@ def train(
     current iteration and saves a checkpoint.
     """
     run_dir = Path(run_dir)
-    config = prepare_run_dir(run_dir, config, resume=resume, force=force)
+    sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
+    main = sharding.is_main_process()
+    if main:
+        config = prepare_run_dir(run_dir, config, resume=resume, force=force)
+    if jax.process_count() > 1:
+        multihost_utils.sync_global_devices("jaxzero: run directory ready")
+        if not main:
+            config = load_run_config(run_dir)
     trainer = cached_trainer(config)
     if iterations is None and seconds is None:
         iterations = config.train.iterations
@@ -188,16 +203,19 @@ def train(
     interrupted = False
     last: dict[str, float] = {}
     config_json = config_to_dict(config)
-    writer = SummaryWriter(str(run_dir / "tb"))
+    writer = SummaryWriter(str(run_dir / "tb")) if main else None
     positions_per_iteration = config.selfplay.batch_size * config.selfplay.moves_per_iteration
     since_log, log_clock = 0, time.monotonic()
     try:
-        with open(run_dir / METRICS_FILE, "a") as log:
+        with open(run_dir / METRICS_FILE if main else os.devnull, "a") as log:
             while True:
                 elapsed = time.monotonic() - start
                 if iterations is not None and iteration >= iterations:
                     break
-                if seconds is not None and elapsed >= seconds:
+                stop = seconds is not None and elapsed >= seconds
+                if jax.process_count() > 1:  # process 0's clock decides for everyone
+                    stop = bool(multihost_utils.broadcast_one_to_all(np.bool_(stop)))
+                if stop:
                     break
                 try:
                     state, metrics = trainer.iteration(state)
@@ -224,7 +242,7 @@ def train(
                 elif checks:
                     log_clock += time.monotonic() - checks_start
                     row = {"iteration": iteration, "elapsed": time.monotonic() - start}
-                if row:
+                if row and main:
                     row |= checks
                     last = row if logged else last | row
                     log.write(json.dumps(row) + "\n")
@@ -242,5 +260,6 @@ def train(
         if checkpointer.latest_step() != iteration:
             checkpointer.save(iteration, state, config_json)
         checkpointer.close()
-        writer.close()
+        if writer is not None:
+            writer.close()
     return TrainResult(run_dir, iteration, time.monotonic() - start, interrupted, last)
