@@ -77,10 +77,11 @@ FOUR_DEVICES = """
     (t1, s1, m1), (t4, s4, m4) = results[1], results[4]
     p1, p4 = flat(jax.device_get(s1.params)), flat(jax.device_get(s4.params))
     obs1, obs4 = np.asarray(s1.replay.observation), np.asarray(s4.replay.observation)
+    p0 = flat(jax.device_get(t1.init(jax.random.key(0)).params))
     out = {{
         "max_param_diff": float(np.abs(p1 - p4).max()),
         "max_param": float(np.abs(p1).max()),
-        "params_moved": float(np.abs(p1 - flat(jax.device_get(t1.init(jax.random.key(0)).params))).max()),
+        "params_moved": float(np.abs(p1 - p0).max()),
         "updates": [int(s1.updates), int(s4.updates)],
         "positions_written": [int(s1.positions_written), int(s4.positions_written)],
         "replay_equal": bool(np.array_equal(obs1, obs4)),
