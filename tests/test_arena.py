@@ -15,6 +15,7 @@ import pytest
 
 import envs
 from jaxzero import arena as arena_lib
+from jaxzero.checkpoint import Checkpointer
 from jaxzero.config import apply_overrides, get_preset
 from jaxzero.solvers import tic_tac_toe as ttt
 from jaxzero.train import cached_trainer, train
@@ -225,3 +226,14 @@ def test_driver_logs_arena_and_evaluation(tmp_path, gated):
     assert [r["iteration"] for r in eval_rows] == [3]
     assert 0.0 <= eval_rows[0]["eval/vs_one_ply"] <= 1.0
     assert all("value_error" in r for r in rows)
+
+    abstract = jax.eval_shape(cached_trainer(config).init, jax.random.key(0))
+    with Checkpointer(run) as checkpointer:
+        final, _ = checkpointer.restore(abstract, 4)
+    same = [
+        np.array_equal(x, y)
+        for x, y in zip(
+            jax.tree.leaves(final.params), jax.tree.leaves(final.best_params), strict=True
+        )
+    ]
+    assert all(same) == bool(arena_rows[-1]["arena/promoted"])  # a promotion copies the learner
