@@ -1,4 +1,4 @@
-"""The ``jaxzero`` command line: train, play, eval, gtp, report.
+"""The ``jaxzero`` command line: train, play, eval, analyze, gtp, report.
 
 Errors a user can fix (unknown game or option, a run directory in the way, a damaged
 checkpoint) print one line saying what is wrong and how to fix it, and exit with 2.
@@ -201,7 +201,7 @@ def eval_(
     paths: Annotated[
         list[Path],
         typer.Argument(
-            metavar="RUN_OR_CKPT...",
+            metavar="RUN_OR_CKPT",
             help="Run directories (all their checkpoints) or checkpoints RUN/checkpoints/N",
         ),
     ],
