@@ -24,13 +24,16 @@ once; the stop decision (time budget) is process 0's, broadcast to the others.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 import os
 import shutil
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +154,24 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
     return config
 
 
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """Treat SIGTERM (``kill``, a scheduler's pre-emption) like Ctrl-C: stop after the
+    current iteration and save a checkpoint. Only the main thread can take signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _to_host(metrics: dict[str, Any]) -> dict[str, float]:
     return {name: float(np.asarray(value)) for name, value in jax.device_get(metrics).items()}
 
@@ -207,7 +228,8 @@ def train(
     positions_per_iteration = config.selfplay.batch_size * config.selfplay.moves_per_iteration
     since_log, log_clock = 0, time.monotonic()
     try:
-        with open(run_dir / METRICS_FILE if main else os.devnull, "a") as log:
+        stop_on_sigterm = _stop_on_sigterm()
+        with stop_on_sigterm, open(run_dir / METRICS_FILE if main else os.devnull, "a") as log:
             while True:
                 elapsed = time.monotonic() - start
                 if iterations is not None and iteration >= iterations:

@@ -2,7 +2,9 @@
 
 import io
 import json
+import os
 import shutil
+import signal
 
 import jax
 import numpy as np
@@ -76,6 +78,17 @@ def test_interrupt_saves_a_checkpoint(tmp_path, config):
     assert result.interrupted and result.iterations == 3
     with Checkpointer(tmp_path / "run") as checkpointer:
         assert checkpointer.latest_step() == 3
+
+
+def test_sigterm_stops_like_ctrl_c(tmp_path, config):
+    def terminate_at_two(metrics):
+        if metrics["iteration"] == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    result = train(tmp_path / "run", config, iterations=10, on_log=terminate_at_two)
+    assert result.interrupted and result.iterations == 2
+    assert train(tmp_path / "run", resume=True, iterations=3).iterations == 3
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
 def test_unfinished_save_is_ignored_and_corrupt_checkpoint_is_explained(tmp_path, straight_run):
