@@ -1,0 +1,1 @@
+"""Scripts that answer research questions with jaxzero (see docs/)."""

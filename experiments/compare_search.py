@@ -1,0 +1,621 @@
+"""PUCT vs Gumbel search, side by side, under identical conditions.
+
+Two questions, one command:
+
+1. **Policy improvement at a fixed network.** For a trained checkpoint of each game, the
+   noise-free greedy search of each kind with n simulations plays the raw network policy
+   (argmax of the legal logits) and the other kind at the same n; every match is played
+   from random openings, each opening twice with the colours swapped
+   (:func:`jaxzero.evaluate.play_match`), and scored (wins + draws / 2) / games with a 95%
+   Wilson interval. For Connect Four (and tic-tac-toe) the share of solver-optimal moves
+   on the solved position set is measured at each n as well.
+2. **Training with each search.** The same preset is trained with PUCT and with Gumbel
+   at a low and a medium self-play budget, for the same wall time (compilation excluded)
+   and several seeds; the raw network's solver-optimal move share is recorded along the
+   way against training wall time and positions generated.
+
+Output (``--out``): ``policy_improvement.csv``, ``optimal_share.csv``, ``training.csv``,
+PNG plots of each, and ``results.md`` with the tables and a per-game verdict.
+
+    python -m experiments.compare_search --out docs/compare_search \\
+        --checkpoint tic_tac_toe=RUN --checkpoint connect_four=RUN --checkpoint go_6x6=RUN
+    python -m experiments.compare_search --quick --out docs/compare_search  # reduced
+    python -m experiments.compare_search --smoke --out /tmp/cs  # CI, toy size
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import functools
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs.core import Env, State
+from jaxzero import search as search_lib
+from jaxzero.agent import Agent, load_agent
+from jaxzero.config import Config, apply_overrides, get_preset
+from jaxzero.evaluate import optimal_move_share, play_match, wilson_interval
+from jaxzero.loop import make_trainer
+from jaxzero.opponents import Policy
+from jaxzero.train import train
+
+Array = jax.Array
+KINDS = ("puct", "gumbel")
+SOLVED_GAMES = ("tic_tac_toe", "connect_four")  # games with a solved position set
+OPENING_PLIES = {"tic_tac_toe": 1, "connect_four": 2, "go_6x6": 4, "go_9x9": 6}
+
+IMPROVEMENT_COLUMNS = [
+    "game", "player", "simulations", "opponent", "opponent_simulations",
+    "games", "wins", "draws", "losses", "score", "score_low", "score_high",
+]  # fmt: skip
+OPTIMAL_COLUMNS = [
+    "game", "player", "simulations", "positions", "optimal", "optimal_low", "optimal_high",
+    "critical", "kept",
+]  # fmt: skip
+TRAINING_COLUMNS = [
+    "game", "search", "simulations", "seed", "iteration", "wall_seconds", "positions",
+    "optimal", "optimal_low", "optimal_high",
+]  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Tier:
+    """How big a study to run."""
+
+    simulations: tuple[int, ...]  # n for the fixed-network study
+    match_games: int  # games per match (even)
+    checkpoint_seconds: float  # driver training of each game's own checkpoint (0: given)
+    checkpoint_iterations: int | None  # or a fixed iteration budget
+    checkpoint_overrides: dict[str, dict[str, Any]]  # per game, on top of the preset
+    games: tuple[str, ...]  # games of the fixed-network study
+    train_game: str  # preset of the training study
+    train_simulations: tuple[int, ...]
+    train_seeds: tuple[int, ...]
+    train_seconds: float  # wall time of each training run (compilation excluded)
+    train_evals: int  # strength measurements per training run (plus one at the start)
+    train_overrides: dict[str, Any]
+
+
+_SMALL_C4 = {
+    "network.num_blocks": 2,
+    "network.channels": 32,
+    "selfplay.batch_size": 64,
+    "replay.min_size": 1024,
+    "replay.capacity": 50_000,
+    "optim.warmup_steps": 20,
+    "search.num_simulations": 16,
+}
+_SMALL_GO = {
+    "network.num_blocks": 2,
+    "network.channels": 32,
+    "selfplay.batch_size": 64,
+    "replay.min_size": 1024,
+    "replay.capacity": 50_000,
+    "optim.warmup_steps": 20,
+    "search.num_simulations": 16,
+}
+_TINY = {
+    "selfplay.batch_size": 8,
+    "selfplay.moves_per_iteration": 3,
+    "replay.capacity": 256,
+    "replay.min_size": 16,
+    "optim.minibatch_size": 16,
+    "optim.updates_per_iteration": 1,
+    "network.hidden_size": 16,
+    "network.num_blocks": 1,
+    "network.channels": 8,
+}
+_NO_CHECKS = {"arena.eval_every": 0, "train.log_every": 1_000_000}
+
+TIERS: dict[str, Tier] = {
+    "full": Tier(
+        simulations=(2, 4, 8, 16, 32, 64, 128),
+        match_games=200,
+        checkpoint_seconds=0.0,
+        checkpoint_iterations=None,
+        checkpoint_overrides={},
+        games=("tic_tac_toe", "connect_four", "go_6x6"),
+        train_game="connect_four",
+        train_simulations=(8, 32),
+        train_seeds=(0, 1),
+        train_seconds=1800.0,
+        train_evals=10,
+        train_overrides={},
+    ),
+    "quick": Tier(
+        simulations=(2, 8, 32),
+        match_games=64,
+        checkpoint_seconds=45.0,
+        checkpoint_iterations=None,
+        checkpoint_overrides={
+            "tic_tac_toe": {},
+            "connect_four": _SMALL_C4,
+            "go_6x6": _SMALL_GO,
+        },
+        games=("tic_tac_toe", "connect_four", "go_6x6"),
+        train_game="tic_tac_toe",
+        train_simulations=(8, 32),
+        train_seeds=(0, 1),
+        train_seconds=20.0,
+        train_evals=3,
+        train_overrides={},
+    ),
+    "smoke": Tier(
+        simulations=(2,),
+        match_games=4,
+        checkpoint_seconds=0.0,
+        checkpoint_iterations=0,
+        checkpoint_overrides={"tic_tac_toe": _TINY},
+        games=("tic_tac_toe",),
+        train_game="tic_tac_toe",
+        train_simulations=(2,),
+        train_seeds=(0, 1),
+        train_seconds=1.0,
+        train_evals=1,
+        train_overrides=_TINY,
+    ),
+}
+
+
+# ----------------------------------------------------------------------------- policies
+
+
+def raw_policy(agent: Agent) -> Policy:
+    """The network alone: argmax of the legal logits (first of ties)."""
+
+    def policy(states: State, key: Array) -> Array:
+        del key
+        logits, _ = agent.apply_fn(agent.params, states.observation)
+        masked = search_lib.mask_logits(logits, states.legal_action_mask)
+        return jnp.argmax(masked, axis=-1).astype(jnp.int32)
+
+    return policy
+
+
+def search_policy(agent: Agent, kind: str, num_simulations: int) -> Policy:
+    """Greedy noise-free search of ``kind`` with ``num_simulations`` (Agent.act's search)."""
+    config = dataclasses.replace(agent.config.search, kind=kind)
+
+    def policy(states: State, key: Array) -> Array:
+        return search_lib.search_actions(
+            agent.params, states, key, config, agent.env, agent.apply_fn, num_simulations
+        )
+
+    return policy
+
+
+# ------------------------------------------------------------------- fixed-network study
+
+
+def _match_row(game, player, n, opponent, n_opp, result) -> dict[str, Any]:
+    lo, hi = result.interval()
+    return dict(
+        game=game, player=player, simulations=n, opponent=opponent,
+        opponent_simulations=n_opp, games=result.games, wins=result.wins,
+        draws=result.draws, losses=result.losses, score=result.score,
+        score_low=lo, score_high=hi,
+    )  # fmt: skip
+
+
+def _optimal_row(game: str, player: str, n: int, quality) -> dict[str, Any]:
+    lo, hi = wilson_interval(quality.optimal * quality.positions, quality.positions)
+    return dict(
+        game=game, player=player, simulations=n, positions=quality.positions,
+        optimal=quality.optimal, optimal_low=lo, optimal_high=hi,
+        critical=quality.critical, kept=quality.kept,
+    )  # fmt: skip
+
+
+def policy_improvement(
+    agent: Agent, tier: Tier, key: Array, log=print
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Matches of search(kind, n) vs the raw policy and vs the other kind, for each n;
+    solver-optimal shares where the game has a solved set. Returns (match rows, share rows)."""
+    game = agent.env.id
+    plies = OPENING_PLIES.get(game, 2)
+    raw = raw_policy(agent)
+    matches, shares = [], []
+    solved = game in SOLVED_GAMES
+    if solved:
+        shares.append(_optimal_row(game, "raw", 0, optimal_move_share(raw, agent.env)))
+        log(f"  {game} raw policy: optimal {shares[-1]['optimal']:.3f}")
+    for n in tier.simulations:
+        players = {kind: search_policy(agent, kind, n) for kind in KINDS}
+        for kind in KINDS:
+            key, k = jax.random.split(key)
+            result = play_match(
+                agent.env, players[kind], raw, tier.match_games, k, opening_plies=plies
+            )
+            matches.append(_match_row(game, kind, n, "raw", 0, result))
+            log(f"  {game} {kind}({n}) vs raw: {result}")
+        key, k = jax.random.split(key)
+        result = play_match(
+            agent.env, players["gumbel"], players["puct"], tier.match_games, k, opening_plies=plies
+        )
+        matches.append(_match_row(game, "gumbel", n, "puct", n, result))
+        log(f"  {game} gumbel({n}) vs puct({n}): {result}")
+        if solved:
+            for kind in KINDS:
+                key, k = jax.random.split(key)
+                quality = optimal_move_share(players[kind], agent.env, key=k)
+                shares.append(_optimal_row(game, kind, n, quality))
+                log(f"  {game} {kind}({n}): {quality}")
+    return matches, shares
+
+
+def make_checkpoint(game: str, tier: Tier, root: Path, log=print) -> Path:
+    """Train ``game``'s own small checkpoint with the driver (quick/smoke tiers)."""
+    config = apply_overrides(get_preset(game), tier.checkpoint_overrides.get(game, {}) | _NO_CHECKS)
+    run_dir = root / f"checkpoint_{game}"
+    start = time.monotonic()
+    result = train(
+        run_dir,
+        config,
+        seconds=tier.checkpoint_seconds or None,
+        iterations=tier.checkpoint_iterations,
+        force=True,
+    )
+    log(f"  trained {game}: {result.iterations} iterations in {time.monotonic() - start:.0f} s")
+    return run_dir
+
+
+# ------------------------------------------------------------------------ training study
+
+
+@functools.lru_cache(maxsize=16)
+def _solved_states(env: Env):
+    from jaxzero.evaluate import position_set, states_from_moves
+
+    data = position_set(env.id)
+    return states_from_moves(env, data.moves, data.lengths), data
+
+
+def raw_optimal_share(env: Env, apply_fn, params) -> float:
+    """Share of the solved positions where the raw network's argmax move keeps the best
+    game-theoretic result (the same measure as :func:`optimal_move_share`, in one call)."""
+    states, data = _solved_states(env)
+    action = np.asarray(_raw_actions(apply_fn, params, states))
+    results = data.results
+    rows = np.arange(len(action))
+    return float((data.legal[rows, action] & (results[rows, action] == results.max(1))).mean())
+
+
+@functools.partial(jax.jit, static_argnames=("apply_fn",))
+def _raw_actions(apply_fn, params, states: State) -> Array:
+    logits, _ = apply_fn(params, states.observation)
+    return jnp.argmax(search_lib.mask_logits(logits, states.legal_action_mask), -1)
+
+
+def training_run(config: Config, seed: int, tier: Tier, log=print) -> list[dict[str, Any]]:
+    """Train ``config`` from seed ``seed`` for ``tier.train_seconds`` of iteration time
+    (compilation and measurements excluded); measure the raw policy's optimal share
+    ``tier.train_evals`` times at equal intervals and at the start."""
+    trainer = make_trainer(config)
+    state = trainer.init(jax.random.key(seed))
+    step = trainer.iteration.lower(state).compile()
+    n_positions = len(_solved_states(trainer.env)[1].lengths)
+    rows = []
+
+    def measure(wall: float) -> None:
+        share = raw_optimal_share(trainer.env, trainer.apply_fn, state.params)
+        lo, hi = wilson_interval(share * n_positions, n_positions)
+        rows.append(
+            dict(
+                game=config.game,
+                search=config.search.kind,
+                simulations=config.search.num_simulations,
+                seed=seed,
+                iteration=int(state.iteration),
+                wall_seconds=wall,
+                positions=int(state.positions_written),
+                optimal=share,
+                optimal_low=lo,
+                optimal_high=hi,
+            )  # fmt: skip
+        )
+
+    measure(0.0)
+    wall = 0.0
+    for i in range(1, tier.train_evals + 1):
+        target = tier.train_seconds * i / tier.train_evals
+        start = time.monotonic()
+        while wall + (time.monotonic() - start) < target:
+            state, _ = step(state)
+            jax.block_until_ready(state.iteration)
+        wall += time.monotonic() - start
+        measure(wall)
+    last = rows[-1]
+    log(
+        f"  {config.search.kind}({config.search.num_simulations}) seed {seed}: "
+        f"{last['iteration']} iterations, {last['positions']} positions, "
+        f"optimal {last['optimal']:.3f}"
+    )
+    return rows
+
+
+def training_study(tier: Tier, log=print) -> list[dict[str, Any]]:
+    rows = []
+    base = apply_overrides(get_preset(tier.train_game), tier.train_overrides)
+    for n in tier.train_simulations:
+        for kind in KINDS:
+            config = apply_overrides(base, {"search.kind": kind, "search.num_simulations": n})
+            for seed in tier.train_seeds:
+                rows += training_run(config, seed, tier, log)
+    return rows
+
+
+# --------------------------------------------------------------------------------- output
+
+
+def write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, Any]]) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(columns))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: row[c] for c in columns})
+
+
+def verdict(low: float, high: float) -> str:
+    """Gumbel's score against PUCT read against 0.5 with its 95% interval."""
+    if low > 0.5:
+        return "Gumbel better"
+    if high < 0.5:
+        return "PUCT better"
+    return "no clear difference"
+
+
+def _fmt(x: float, lo: float, hi: float) -> str:
+    return f"{x:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def markdown(matches, shares, training, tier_name: str, command: str) -> str:
+    lines = [f"# PUCT vs Gumbel ({tier_name} tier)", "", f"Command: `{command}`", ""]
+    lines += [
+        "## Policy improvement at a fixed network",
+        "",
+        "Score = (wins + draws/2) / games, 95% Wilson interval; both colours, random openings.",
+        "",
+        "| game | n | PUCT vs raw | Gumbel vs raw | Gumbel vs PUCT | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    index = {(r["game"], r["player"], r["simulations"], r["opponent"]): r for r in matches}
+    for game in dict.fromkeys(r["game"] for r in matches):
+        for n in sorted({r["simulations"] for r in matches if r["game"] == game}):
+            pairs = (("puct", "raw"), ("gumbel", "raw"), ("gumbel", "puct"))
+            p, g, h = (index[(game, k, n, o)] for k, o in pairs)
+            cells = [_fmt(r["score"], r["score_low"], r["score_high"]) for r in (p, g, h)]
+            lines.append(
+                f"| {game} | {n} | {' | '.join(cells)} | "
+                f"{verdict(h['score_low'], h['score_high'])} |"
+            )
+    if shares:
+        lines += [
+            "",
+            "## Solver-optimal move share",
+            "",
+            "| game | player | n | optimal share | kept in critical positions |",
+            "|---|---|---|---|---|",
+        ]
+        for r in shares:
+            lines.append(
+                f"| {r['game']} | {r['player']} | {r['simulations']} | "
+                f"{_fmt(r['optimal'], r['optimal_low'], r['optimal_high'])} | "
+                f"{r['kept']:.3f} of {r['critical']} |"
+            )
+    if training:
+        lines += [
+            "",
+            "## Training with each search (equal wall time)",
+            "",
+            "Raw-policy solver-optimal share at the end of each run (mean over seeds, each seed).",
+            "",
+            "| game | search | n | seeds | final optimal share (mean) | per seed | positions |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        final: dict[tuple, list[dict[str, Any]]] = {}
+        for r in training:
+            key = (r["game"], r["search"], r["simulations"], r["seed"])
+            if key not in final or r["wall_seconds"] >= final[key][0]["wall_seconds"]:
+                final[key] = [r]
+        groups: dict[tuple, list[dict[str, Any]]] = {}
+        for (game, kind, n, _), (r,) in final.items():
+            groups.setdefault((game, kind, n), []).append(r)
+        for (game, kind, n), rs in sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0][1])):
+            mean = np.mean([r["optimal"] for r in rs])
+            per = ", ".join(f"{r['optimal']:.3f}" for r in rs)
+            pos = np.mean([r["positions"] for r in rs])
+            lines.append(f"| {game} | {kind} | {n} | {len(rs)} | {mean:.3f} | {per} | {pos:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _yerr(rows: list[dict[str, Any]], name: str) -> np.ndarray:
+    """Asymmetric error bars [2, N] from the rows' ``name``, ``name_low``, ``name_high``."""
+    return np.array([[r[name] - r[f"{name}_low"], r[f"{name}_high"] - r[name]] for r in rows]).T
+
+
+def plot(matches, shares, training, out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    games = list(dict.fromkeys(r["game"] for r in matches))
+    if games:
+        fig, axes = plt.subplots(1, len(games), figsize=(4.5 * len(games), 3.6), squeeze=False)
+        for ax, game in zip(axes[0], games, strict=True):
+            for player, opponent, label in (
+                ("puct", "raw", "PUCT vs raw"),
+                ("gumbel", "raw", "Gumbel vs raw"),
+                ("gumbel", "puct", "Gumbel vs PUCT"),
+            ):
+                rs = [
+                    r for r in matches
+                    if r["game"] == game and r["player"] == player and r["opponent"] == opponent
+                ]  # fmt: skip
+                x = np.array([r["simulations"] for r in rs])
+                y = np.array([r["score"] for r in rs])
+                err = _yerr(rs, "score")
+                ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+            ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+            ax.set_xscale("log", base=2)
+            ax.set_ylim(0, 1)
+            ax.set_title(game)
+            ax.set_xlabel("simulations n")
+            ax.set_ylabel("score (95% CI)")
+        axes[0][0].legend(fontsize=8)
+        fig.tight_layout()
+        written.append(out / "policy_improvement.png")
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+    share_games = list(dict.fromkeys(r["game"] for r in shares))
+    if share_games:
+        width = 4.5 * len(share_games)
+        fig, axes = plt.subplots(1, len(share_games), figsize=(width, 3.6), squeeze=False)
+        for ax, game in zip(axes[0], share_games, strict=True):
+            raw = [r for r in shares if r["game"] == game and r["player"] == "raw"]
+            for r in raw:
+                ax.axhline(r["optimal"], color="grey", ls="--", label="raw policy")
+            for kind in KINDS:
+                rs = [r for r in shares if r["game"] == game and r["player"] == kind]
+                x = np.array([r["simulations"] for r in rs])
+                y = np.array([r["optimal"] for r in rs])
+                err = _yerr(rs, "optimal")
+                ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=kind)
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"{game}: solver-optimal moves")
+            ax.set_xlabel("simulations n")
+            ax.set_ylabel("optimal share (95% CI)")
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        written.append(out / "optimal_share.png")
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+    if training:
+        budgets = sorted({r["simulations"] for r in training})
+        fig, axes = plt.subplots(2, len(budgets), figsize=(4.5 * len(budgets), 7), squeeze=False)
+        colours = {"puct": "tab:blue", "gumbel": "tab:orange"}
+        for col, n in enumerate(budgets):
+            for row, (xkey, xlabel) in enumerate(
+                (("wall_seconds", "training wall time (s)"), ("positions", "positions generated"))
+            ):
+                ax = axes[row][col]
+                runs = sorted({(r["search"], r["seed"]) for r in training if r["simulations"] == n})
+                for kind, seed in runs:
+                    rs = [
+                        r for r in training
+                        if r["simulations"] == n and r["search"] == kind and r["seed"] == seed
+                    ]  # fmt: skip
+                    ax.plot(
+                        [r[xkey] for r in rs], [r["optimal"] for r in rs], marker=".",
+                        color=colours[kind], ls="-" if seed % 2 == 0 else "--",
+                        label=f"{kind} seed {seed}",
+                    )  # fmt: skip
+                ax.set_title(f"{training[0]['game']}, {n} simulations")
+                ax.set_xlabel(xlabel)
+                ax.set_ylabel("raw-policy optimal share")
+                ax.legend(fontsize=7)
+        fig.tight_layout()
+        written.append(out / "training.png")
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+    return written
+
+
+# ----------------------------------------------------------------------------------- main
+
+
+def run(
+    out: str | Path,
+    tier_name: str = "full",
+    checkpoints: dict[str, str] | None = None,
+    *,
+    seed: int = 0,
+    skip_training: bool = False,
+    command: str = "",
+    log=print,
+) -> dict[str, Any]:
+    """Run the study of ``tier_name`` and write CSVs, PNGs and ``results.md`` into ``out``.
+
+    ``checkpoints`` maps a game to a run directory; games of the tier without one get a
+    checkpoint trained here (quick/smoke) or are skipped (full).
+    """
+    tier = TIERS[tier_name]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    checkpoints = dict(checkpoints or {})
+    key = jax.random.key(seed)
+    matches: list[dict[str, Any]] = []
+    shares: list[dict[str, Any]] = []
+    log(f"[compare_search] tier {tier_name}, out {out}")
+    for game in tier.games:
+        if game not in checkpoints:
+            if tier.checkpoint_seconds <= 0 and tier.checkpoint_iterations is None:
+                log(f"  {game}: no checkpoint given, skipped")
+                continue
+            checkpoints[game] = str(make_checkpoint(game, tier, out / "runs", log))
+        agent = load_agent(checkpoints[game])
+        log(f"  {game}: checkpoint {checkpoints[game]} (iteration {agent.iteration})")
+        key, k = jax.random.split(key)
+        m, s = policy_improvement(agent, tier, k, log)
+        matches += m
+        shares += s
+        write_csv(out / "policy_improvement.csv", IMPROVEMENT_COLUMNS, matches)
+        write_csv(out / "optimal_share.csv", OPTIMAL_COLUMNS, shares)
+    training = [] if skip_training else training_study(tier, log)
+    write_csv(out / "policy_improvement.csv", IMPROVEMENT_COLUMNS, matches)
+    write_csv(out / "optimal_share.csv", OPTIMAL_COLUMNS, shares)
+    write_csv(out / "training.csv", TRAINING_COLUMNS, training)
+    pngs = plot(matches, shares, training, out)
+    text = markdown(matches, shares, training, tier_name, command)
+    (out / "results.md").write_text(text)
+    log(text)
+    return {
+        "matches": matches,
+        "shares": shares,
+        "training": training,
+        "pngs": pngs,
+        "checkpoints": checkpoints,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    tier = parser.add_mutually_exclusive_group()
+    tier.add_argument("--quick", action="store_true", help="reduced study (~10 min on 2 CPUs)")
+    tier.add_argument("--smoke", action="store_true", help="every code path at toy size (CI)")
+    parser.add_argument("--out", default="docs/compare_search", help="output directory")
+    parser.add_argument(
+        "--checkpoint", action="append", default=[], metavar="GAME=RUN_DIR",
+        help="a trained run for GAME (repeatable); otherwise quick/smoke train their own",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-training", action="store_true", help="only the fixed-net study")
+    args = parser.parse_args(argv)
+    checkpoints = {}
+    for item in args.checkpoint:
+        game, sep, path = item.partition("=")
+        if not sep:
+            parser.error(f"--checkpoint expects GAME=RUN_DIR, got {item!r}")
+        checkpoints[game] = path
+    name = "quick" if args.quick else "smoke" if args.smoke else "full"
+    command = "python -m experiments.compare_search " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    run(
+        args.out, name, checkpoints, seed=args.seed, skip_training=args.skip_training,
+        command=command.strip(), log=functools.partial(print, flush=True),
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
