@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import envs
-from envs import symmetry
+from envs import star_duel, symmetry
 from envs.core import Env, State
 from envs.star_duel import StarDuel
 from jaxzero import config as config_lib
@@ -178,13 +178,28 @@ def test_presets_train_the_short_game_and_round_trip_through_json():
 
 
 def test_greedy_opponent_plays_legal_star_duel_moves_and_only_star_duel():
-    policy = jax.jit(opponents.make_opponent("greedy", SHORT))
-    states = jax.vmap(SHORT.init)(jax.random.split(jax.random.key(0), 8))
-    for i in range(30):
-        actions = policy(states, jax.random.key(i))
-        legal = np.asarray(states.legal_action_mask)[np.arange(8), np.asarray(actions)]
-        assert legal.all()
-        states = jax.vmap(SHORT.step)(states, actions, jax.random.split(jax.random.key(i), 8))
+    policy = opponents.make_opponent("greedy", SHORT)
+
+    @jax.jit
+    def play(key):
+        def move(states, k):
+            k_act, k_step = jax.random.split(k)
+            actions = policy(states, k_act)  # int32 [8]
+            legal = states.legal_action_mask[jnp.arange(8), actions]  # bool [8]
+            states = jax.vmap(SHORT.step)(states, actions, jax.random.split(k_step, 8))
+            return states, (legal, actions)
+
+        states = jax.vmap(SHORT.init)(jax.random.split(key, 8))
+        return jax.lax.scan(move, states, jax.random.split(key, 60))
+
+    _, (legal, actions) = play(jax.random.key(0))  # bool, int32 [60, 8]
+    assert np.asarray(legal).all()
+    # Sixty greedy actions span several turns, with cards played, bought and attacks.
+    a = np.asarray(actions)
+    played = a < star_duel.T
+    bought = (a >= star_duel.BUY) & (a <= star_duel.BUY_EXPLORER)
+    for taken in (played, bought, a == star_duel.ATTACK_PLAYER, a == star_duel.END_TURN):
+        assert taken.any(0).all()
     with pytest.raises(ValueError, match="greedy opponent plays star_duel"):
         opponents.make_opponent("greedy", envs.make("tic_tac_toe"))
 
