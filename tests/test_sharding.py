@@ -170,7 +170,8 @@ TWO_PROCESSES = """
         get_preset("tic_tac_toe"),
         tiny | {{"train.log_every": 1, "train.checkpoint_every": 100}},
     )
-    result = train({run_dir!r}, config, iterations=2)
+    # A time budget too: process 0's stop decision is broadcast before every iteration.
+    result = train({run_dir!r}, config, iterations=2, seconds=600)
     print("RESULT " + json.dumps({{
         "process": jax.process_index(),
         "processes": jax.process_count(),
