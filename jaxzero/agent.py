@@ -103,7 +103,7 @@ def load_agent(path: str | Path, *, step: int | None = None) -> Agent:
     return Agent(
         config=config,
         env=trainer.env,
-        params=state.params,
+        params=state.best_params,  # the playing network (the learner unless the gate is on)
         apply_fn=trainer.apply_fn,
         iteration=int(state.iteration),
     )

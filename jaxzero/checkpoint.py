@@ -52,12 +52,14 @@ def _from_storable(tree: Any, abstract: Any) -> Any:
 class Checkpointer:
     """Saves and restores TrainState snapshots under ``run_dir/checkpoints/<iteration>``."""
 
-    def __init__(self, run_dir: str | Path, *, max_to_keep: int = 3):
+    def __init__(self, run_dir: str | Path, *, max_to_keep: int = 3, keep_every: int = 0):
+        """Keep the newest ``max_to_keep`` checkpoints, and every one whose step is a
+        multiple of ``keep_every`` (for Elo curves over a run's history; 0: none)."""
         self.directory = Path(run_dir).absolute() / CHECKPOINT_DIR
-        self._manager = ocp.CheckpointManager(
-            self.directory,
-            options=ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True),
+        options = ocp.CheckpointManagerOptions(
+            max_to_keep=max_to_keep, keep_period=keep_every or None, create=True
         )
+        self._manager = ocp.CheckpointManager(self.directory, options=options)
 
     def steps(self) -> list[int]:
         return list(self._manager.all_steps())

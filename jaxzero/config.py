@@ -99,6 +99,7 @@ class TrainConfig:
     iterations: int = 1_000
     log_every: int = 10
     checkpoint_every: int = 100
+    keep_every: int = 100  # besides the newest 3, keep checkpoints at multiples of this (0: none)
     num_devices: int = 0  # devices of the data mesh (jaxzero.sharding); 0 = all JAX sees
 
 

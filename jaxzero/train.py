@@ -206,7 +206,7 @@ def train(
 
     from tensorboardX import SummaryWriter  # heavy import, kept off `import jaxzero`
 
-    checkpointer = Checkpointer(run_dir)
+    checkpointer = Checkpointer(run_dir, keep_every=config.train.keep_every)
     key = jax.random.key(config.seed)
     if resume:
         abstract = jax.eval_shape(trainer.init, key)

@@ -140,3 +140,12 @@ def test_report_writes_figures(tmp_path, straight_run):
     assert (out / "losses.png").stat().st_size > 1000
     summary = (out / "summary.md").read_text()
     assert "policy_loss" in summary and "![losses.png](losses.png)" in summary
+
+
+def test_checkpointer_keeps_the_newest_and_every_kth(tmp_path):
+    import jax.numpy as jnp
+
+    with Checkpointer(tmp_path, keep_every=4) as checkpointer:
+        for step in range(1, 12):
+            checkpointer.save(step, {"step": jnp.int32(step)}, {})
+        assert checkpointer.steps() == [4, 8, 9, 10, 11]
