@@ -170,13 +170,15 @@ TWO_PROCESSES = """
         get_preset("tic_tac_toe"),
         tiny | {{"train.log_every": 1, "train.checkpoint_every": 100}},
     )
-    # A time budget too: process 0's stop decision is broadcast before every iteration.
-    result = train({run_dir!r}, config, iterations=2, seconds=600)
+    first = train({run_dir!r}, config, iterations=1)
+    # Resumed from the sharded checkpoint, with a time budget too: process 0's stop
+    # decision is broadcast before every iteration.
+    result = train({run_dir!r}, resume=True, iterations=2, seconds=600)
     print("RESULT " + json.dumps({{
         "process": jax.process_index(),
         "processes": jax.process_count(),
         "devices": jax.device_count(),
-        "iterations": result.iterations,
+        "iterations": [first.iterations, result.iterations],
         "logged": sorted(result.last_metrics),
     }}))
 """
@@ -188,7 +190,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_two_processes_train_and_write_one_checkpoint(tmp_path):
+def test_two_processes_train_resume_and_write_each_checkpoint_once(tmp_path):
     run_dir = tmp_path / "run"
     script = TWO_PROCESSES.format(tiny=json.dumps(TINY), run_dir=str(run_dir))
     coordinator = f"127.0.0.1:{_free_port()}"
@@ -212,11 +214,12 @@ def test_two_processes_train_and_write_one_checkpoint(tmp_path):
                 proc.kill()
     assert [r["process"] for r in results] == [0, 1]
     assert all(r["processes"] == 2 and r["devices"] == 2 for r in results)
-    assert all(r["iterations"] == 2 for r in results)
+    assert all(r["iterations"] == [1, 2] for r in results)
     assert "policy_loss" in results[0]["logged"] and results[1]["logged"] == []
-    # One checkpoint, written once; one metrics row per iteration (process 0 only).
+    # One checkpoint per run, each written once; one metrics row per iteration, by
+    # process 0 alone.
     steps = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
-    assert steps == ["2"], steps
+    assert steps == ["1", "2"], steps
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [row["iteration"] for row in rows] == [1, 2]
     # The checkpoint restores on this single-device process.
