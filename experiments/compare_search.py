@@ -373,8 +373,8 @@ def verdict(low: float, high: float) -> str:
     return "no clear difference"
 
 
-def _fmt(x: float, lo: float, hi: float) -> str:
-    return f"{x:.2f} [{lo:.2f}, {hi:.2f}]"
+def _fmt(x: float, lo: float, hi: float, digits: int = 2) -> str:
+    return f"{x:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def markdown(matches, shares, training, tier_name: str, command: str) -> str:
@@ -408,7 +408,7 @@ def markdown(matches, shares, training, tier_name: str, command: str) -> str:
         for r in shares:
             lines.append(
                 f"| {r['game']} | {r['player']} | {r['simulations']} | "
-                f"{_fmt(r['optimal'], r['optimal_low'], r['optimal_high'])} | "
+                f"{_fmt(r['optimal'], r['optimal_low'], r['optimal_high'], 3)} | "
                 f"{r['kept']:.3f} of {r['critical']} |"
             )
     if training:
@@ -588,6 +588,35 @@ def run(
     }
 
 
+def _typed(value: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def read_csv(path: Path) -> list[dict[str, Any]]:
+    """Rows of a CSV this script wrote, numbers parsed; [] if the file is missing."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return [{k: _typed(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def render(out: str | Path, tier_name: str, command: str = "") -> str:
+    """Redraw the PNGs and ``results.md`` of ``out`` from its CSVs (e.g. of a partial run)."""
+    out = Path(out)
+    matches = read_csv(out / "policy_improvement.csv")
+    shares = read_csv(out / "optimal_share.csv")
+    training = read_csv(out / "training.csv")
+    plot(matches, shares, training, out)
+    text = markdown(matches, shares, training, tier_name, command)
+    (out / "results.md").write_text(text)
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     tier = parser.add_mutually_exclusive_group()
@@ -600,6 +629,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-training", action="store_true", help="only the fixed-net study")
+    parser.add_argument(
+        "--render", action="store_true", help="only redraw plots and results.md from --out's CSVs"
+    )
     args = parser.parse_args(argv)
     checkpoints = {}
     for item in args.checkpoint:
@@ -611,6 +643,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     command = "python -m experiments.compare_search " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
+    if args.render:
+        print(render(args.out, name, command.strip()))
+        return
     run(
         args.out, name, checkpoints, seed=args.seed, skip_training=args.skip_training,
         command=command.strip(), log=functools.partial(print, flush=True),
