@@ -541,6 +541,7 @@ def run(
     *,
     seed: int = 0,
     skip_training: bool = False,
+    skip_fixed: bool = False,
     command: str = "",
     log=print,
 ) -> dict[str, Any]:
@@ -557,7 +558,7 @@ def run(
     matches: list[dict[str, Any]] = []
     shares: list[dict[str, Any]] = []
     log(f"[compare_search] tier {tier_name}, out {out}")
-    for game in tier.games:
+    for game in () if skip_fixed else tier.games:
         if game not in checkpoints:
             if tier.checkpoint_seconds <= 0 and tier.checkpoint_iterations is None:
                 log(f"  {game}: no checkpoint given, skipped")
@@ -629,6 +630,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-training", action="store_true", help="only the fixed-net study")
+    parser.add_argument("--skip-fixed", action="store_true", help="only the training study")
     parser.add_argument(
         "--render", action="store_true", help="only redraw plots and results.md from --out's CSVs"
     )
@@ -648,6 +650,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     run(
         args.out, name, checkpoints, seed=args.seed, skip_training=args.skip_training,
+        skip_fixed=args.skip_fixed,
         command=command.strip(), log=functools.partial(print, flush=True),
     )  # fmt: skip
 
