@@ -50,9 +50,9 @@ import jax.numpy as jnp
 from envs.core import Env, State
 from jaxzero import search
 from jaxzero.config import ArenaConfig, Config, SearchConfig
-from jaxzero.evaluate import MatchResult
+from jaxzero.evaluate import MatchResult, make_paired_match
 from jaxzero.networks import ApplyFn
-from jaxzero.opponents import Policy, make_opponent, sample_legal
+from jaxzero.opponents import Policy, make_opponent
 
 Array = jax.Array
 # A side of a match: (its params, states [G], key) -> int32 [G] actions.
@@ -101,7 +101,7 @@ def make_match(
         k_a, k_b = jax.random.split(key)
         return jnp.where(a_moves, policy_a(params_a, states, k_a), policy_b(params_b, states, k_b))
 
-    return _make_match(env, joint, num_games, opening_plies)
+    return make_paired_match(env, joint, num_games, opening_plies)
 
 
 def make_search_match(
@@ -142,58 +142,7 @@ def make_search_match(
         )
         return search.greedy_action(output, config.kind)
 
-    return _make_match(env, joint, num_games, opening_plies)
-
-
-def _make_match(env: Env, joint: Callable, num_games: int, opening_plies: int):
-    """The match loop; ``joint(params_a, params_b, states [G], a_moves bool [G], key)``
-    returns every game's move (A's where A is to move, B's elsewhere)."""
-    if num_games <= 0 or num_games % 2:
-        raise ValueError(f"num_games must be a positive even number, got {num_games}")
-    if opening_plies < 0:
-        raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
-    pairs = num_games // 2
-    a_seat = jnp.repeat(jnp.arange(2, dtype=jnp.int32), pairs)  # int32 [G]
-
-    def both(x: Array) -> Array:
-        return jnp.concatenate([x, x])  # [P, ...] -> [G, ...]: the same for both seats
-
-    def step(states: State, actions: Array, key: Array) -> tuple[State, Array]:
-        states = jax.vmap(env.step)(states, actions, both(jax.random.split(key, pairs)))
-        return states, jnp.take_along_axis(states.rewards, a_seat[:, None], 1)[:, 0]
-
-    def match(params_a: Any, params_b: Any, key: Array) -> tuple[Array, Array]:
-        k_init, k_open, k_play = jax.random.split(key, 3)
-        states = jax.vmap(env.init)(both(jax.random.split(k_init, pairs)))
-        returns = jnp.zeros(num_games, jnp.float32)  # A's total reward [G]
-
-        def opening(carry, k):
-            states, returns = carry
-            k_act, k_step = jax.random.split(k)
-            mask = states.legal_action_mask[:pairs]
-            actions = both(jax.vmap(sample_legal)(jax.random.split(k_act, pairs), mask))
-            states, reward = step(states, actions, k_step)
-            return (states, returns + reward), None
-
-        (states, returns), _ = jax.lax.scan(
-            opening, (states, returns), jax.random.split(k_open, opening_plies)
-        )
-
-        def unfinished(carry) -> Array:
-            return ~(carry[0].terminated | carry[0].truncated).all()
-
-        def move(carry):
-            states, returns, k = carry
-            k, k_move, k_step = jax.random.split(k, 3)
-            a_moves = states.current_player == a_seat  # bool [G]
-            actions = joint(params_a, params_b, states, a_moves, k_move)
-            states, reward = step(states, actions, k_step)
-            return states, returns + reward, k
-
-        _, returns, _ = jax.lax.while_loop(unfinished, move, (states, returns, k_play))
-        return jnp.sign(returns).astype(jnp.int32), a_seat
-
-    return jax.jit(match)
+    return make_paired_match(env, joint, num_games, opening_plies)
 
 
 @functools.lru_cache(maxsize=32)

@@ -17,6 +17,8 @@ import dataclasses
 import functools
 import importlib.resources
 import math
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -94,7 +96,8 @@ def play_match(
     if num_games <= 0 or num_games % 2:
         raise ValueError(f"num_games must be a positive even number, got {num_games}")
     run = _compiled_match(env, policy_a, policy_b, num_games, opening_plies)
-    outcome, a_first = jax.device_get(run(key))  # int32 [G] in {-1, 0, 1}, bool [G]
+    outcome, a_seat = jax.device_get(run(key))  # int32 [G] in {-1, 0, 1}, int32 [G]
+    a_first = a_seat == 0
 
     def counts(o: np.ndarray) -> tuple[int, int, int]:
         return int((o > 0).sum()), int((o == 0).sum()), int((o < 0).sum())
@@ -105,55 +108,71 @@ def play_match(
 
 @functools.lru_cache(maxsize=32)
 def _compiled_match(env: Env, policy_a: Policy, policy_b: Policy, num_games: int, plies: int):
+    def joint(params_a, params_b, states: State, a_moves: Array, key: Array) -> Array:
+        del params_a, params_b  # fixed policies carry no parameters
+        k_a, k_b = jax.random.split(key)
+        return jnp.where(a_moves, policy_a(states, k_a), policy_b(states, k_b))
+
+    match = make_paired_match(env, joint, num_games, plies)
+    return lambda key: match(None, None, key)
+
+
+def make_paired_match(env: Env, joint: Callable, num_games: int, opening_plies: int):
+    """One jitted match of ``num_games`` games: ``match(params_a, params_b, key) ->
+    (outcome int32 [G] in {-1, 0, 1} from A's view, A's seat int32 [G])``.
+
+    ``num_games // 2`` random openings of ``opening_plies`` plies are each played twice,
+    A first in one game and second in the other, with the same env keys; then
+    ``joint(params_a, params_b, states [G], a_moves bool [G], key)`` gives every game's move
+    (A's where A is to move, B's elsewhere) until all games end (``lax.while_loop``).
+    Shared by :func:`play_match` (fixed policies) and the arena (two networks).
+    """
+    if num_games <= 0 or num_games % 2:
+        raise ValueError(f"num_games must be a positive even number, got {num_games}")
+    if opening_plies < 0:
+        raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
     pairs = num_games // 2
-    a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), pairs)  # int32 [G]: A's seat
+    a_seat = jnp.repeat(jnp.arange(2, dtype=jnp.int32), pairs)  # int32 [G]
 
     def both(x: Array) -> Array:
-        """The same per-pair values for both games of each pair: [P, ...] -> [G, ...]."""
-        return jnp.concatenate([x, x])
+        return jnp.concatenate([x, x])  # [P, ...] -> [G, ...]: the same for both seats
 
-    def step(states: State, actions: Array, key: Array) -> State:
-        return jax.vmap(env.step)(states, actions, both(jax.random.split(key, pairs)))
+    def step(states: State, actions: Array, key: Array) -> tuple[State, Array]:
+        states = jax.vmap(env.step)(states, actions, both(jax.random.split(key, pairs)))
+        return states, jnp.take_along_axis(states.rewards, a_seat[:, None], 1)[:, 0]
 
-    def finished(states: State) -> Array:
-        return states.terminated | states.truncated  # bool [G]
-
-    @jax.jit
-    def run(key: Array) -> tuple[Array, Array]:
+    def match(params_a: Any, params_b: Any, key: Array) -> tuple[Array, Array]:
         k_init, k_open, k_play = jax.random.split(key, 3)
         states = jax.vmap(env.init)(both(jax.random.split(k_init, pairs)))
-        returns = jnp.zeros(num_games, jnp.float32)  # A's total reward  [G]
+        returns = jnp.zeros(num_games, jnp.float32)  # A's total reward [G]
 
         def opening(carry, k):
             states, returns = carry
             k_act, k_step = jax.random.split(k)
-            keys = jax.random.split(k_act, pairs)
-            actions = both(jax.vmap(sample_legal)(keys, states.legal_action_mask[:pairs]))
-            states = step(states, actions, k_step)
-            returns += jnp.take_along_axis(states.rewards, a_player[:, None], 1)[:, 0]
-            return (states, returns), None
+            mask = states.legal_action_mask[:pairs]
+            actions = both(jax.vmap(sample_legal)(jax.random.split(k_act, pairs), mask))
+            states, reward = step(states, actions, k_step)
+            return (states, returns + reward), None
 
         (states, returns), _ = jax.lax.scan(
-            opening, (states, returns), jax.random.split(k_open, plies)
+            opening, (states, returns), jax.random.split(k_open, opening_plies)
         )
 
-        def unfinished(carry):
-            states, _, _ = carry
-            return ~finished(states).all()
+        def unfinished(carry) -> Array:
+            return ~(carry[0].terminated | carry[0].truncated).all()
 
         def move(carry):
             states, returns, k = carry
-            k, k_a, k_b, k_step = jax.random.split(k, 4)
-            a_moves = states.current_player == a_player
-            actions = jnp.where(a_moves, policy_a(states, k_a), policy_b(states, k_b))
-            states = step(states, actions, k_step)
-            returns += jnp.take_along_axis(states.rewards, a_player[:, None], 1)[:, 0]
-            return states, returns, k
+            k, k_move, k_step = jax.random.split(k, 3)
+            a_moves = states.current_player == a_seat  # bool [G]
+            actions = joint(params_a, params_b, states, a_moves, k_move)
+            states, reward = step(states, actions, k_step)
+            return states, returns + reward, k
 
         _, returns, _ = jax.lax.while_loop(unfinished, move, (states, returns, k_play))
-        return jnp.sign(returns).astype(jnp.int32), a_player == 0
+        return jnp.sign(returns).astype(jnp.int32), a_seat
 
-    return run
+    return jax.jit(match)
 
 
 # ---------------------------------------------------------------------------- move quality
