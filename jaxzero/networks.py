@@ -51,10 +51,13 @@ class ResNet(nn.Module):
         for _ in range(self.num_blocks):
             x = ResidualBlock(self.channels)(x)
 
-        p = nn.relu(nn.LayerNorm()(nn.Conv(2, (1, 1))(x)))
+        # The heads' 1x1 convs have 1-2 channels: a LayerNorm over so few features would
+        # erase them (over one channel it outputs a constant), so the heads read the
+        # normalised trunk directly.
+        p = nn.relu(nn.Conv(2, (1, 1))(x))
         logits = nn.Dense(self.num_actions)(p.reshape(p.shape[0], -1))  # [B, A]
 
-        v = nn.relu(nn.LayerNorm()(nn.Conv(1, (1, 1))(x)))
+        v = nn.relu(nn.Conv(1, (1, 1))(x))
         v = nn.relu(nn.Dense(self.channels)(v.reshape(v.shape[0], -1)))
         value = jnp.tanh(nn.Dense(1)(v)[:, 0])  # [B]
         return logits, value
