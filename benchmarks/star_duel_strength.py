@@ -10,6 +10,10 @@ agent moves by noise-free greedy search (``--simulations``, default the config's
 ``eval_simulations``; determinised when the config says so). Prints the win rate and the
 score ((wins + draws / 2) / games), each with its 95% Wilson interval, and the first-seat /
 second-seat split; a truncated game is a draw.
+
+Measured (2026-11-29, shared 2-core CPU under load ~11): ``jaxzero train star_duel
+--seconds 600`` reached iteration 190 (193k positions); at 64 simulations it beat random
+400/0/0 (1.000, 95% [0.990, 1.000]) and greedy 264/2/134 (wins 0.660, 95% [0.612, 0.705]).
 """
 
 from __future__ import annotations
