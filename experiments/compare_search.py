@@ -522,6 +522,8 @@ def plot(matches, shares, training, out: Path) -> list[Path]:
                     )  # fmt: skip
                 ax.set_title(f"{training[0]['game']}, {n} simulations")
                 ax.set_xlabel(xlabel)
+                if xkey == "positions":
+                    ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
                 ax.set_ylabel("raw-policy optimal share")
                 ax.legend(fontsize=7)
         fig.tight_layout()
