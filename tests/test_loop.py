@@ -6,59 +6,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from double_move import DoubleMove
 
 import envs
-from envs import symmetry
-from envs.core import Env, State, state_dataclass
 from jaxzero import config as config_lib
 from jaxzero import loop, replay
 
 GAMMA = 0.9
-
-
-@state_dataclass
-class DoubleMoveState(State):
-    first: jax.Array  # int32 []  the first action, -1 before it
-
-
-class DoubleMove(Env):
-    """Three plies: player 0 moves twice, then player 1 once; player 0 wins iff their first
-    action was 0. Observation: [step == 0, step == 1, step == 2, first == 0]."""
-
-    id = "double_move"
-    num_actions = 2
-    observation_shape = (4,)
-    max_steps = 3
-    symmetries = symmetry.identity(4, 2)
-
-    def _init(self, key):
-        del key
-        return self._make(jnp.int32(0), jnp.int32(-1))
-
-    def _make(self, step, first):
-        done = step >= 3
-        sign = jnp.where(first == 0, 1.0, -1.0)
-        rewards = jnp.where(done, sign * jnp.array([1.0, -1.0]), 0.0)
-        state = DoubleMoveState(
-            current_player=jnp.where(step == 2, 1, 0).astype(jnp.int32),
-            observation=jnp.zeros(4),
-            legal_action_mask=jnp.ones(2, jnp.bool_),
-            rewards=rewards.astype(jnp.float32),
-            terminated=done,
-            truncated=jnp.bool_(False),
-            step_count=step,
-            first=first,
-        )
-        return state.replace(observation=self._observe(state, state.current_player))
-
-    def _step(self, state, action, key):
-        return self._make(
-            state.step_count + 1, jnp.where(state.step_count == 0, action, state.first)
-        )
-
-    def _observe(self, state, player):
-        step = state.step_count
-        return jnp.stack([step == 0, step == 1, step == 2, state.first == 0]).astype(jnp.float32)
 
 
 @pytest.fixture(scope="module")
