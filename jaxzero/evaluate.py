@@ -117,7 +117,29 @@ def _compiled_match(env: Env, policy_a: Policy, policy_b: Policy, num_games: int
     return lambda key: match(None, None, key)
 
 
-def make_paired_match(env: Env, joint: Callable, num_games: int, opening_plies: int):
+@dataclasses.dataclass(frozen=True, eq=False)
+class PairedMatch:
+    """A compiled paired-opening match (see :func:`make_paired_match`).
+
+    ``match(params_a, params_b, key) -> (outcome int32 [G], a_seat int32 [G])``;
+    ``match.recorded(...)`` plays the same games (same key, same moves) and also returns
+    every game's actions, int32 [G, L] with L = ``env.max_steps``: column ``t`` is the
+    ``t``-th action of the game (random opening plies included), -1 once the game is over.
+    The two are separate compiled functions, each compiled on its first call, so a caller
+    that never asks for the record pays nothing for it.
+    """
+
+    play: Callable[[Any, Any, Array], tuple[Array, Array]]
+    play_recorded: Callable[[Any, Any, Array], tuple[Array, Array, Array]]
+
+    def __call__(self, params_a: Any, params_b: Any, key: Array) -> tuple[Array, Array]:
+        return self.play(params_a, params_b, key)
+
+    def recorded(self, params_a: Any, params_b: Any, key: Array) -> tuple[Array, Array, Array]:
+        return self.play_recorded(params_a, params_b, key)
+
+
+def make_paired_match(env: Env, joint: Callable, num_games: int, opening_plies: int) -> PairedMatch:
     """One jitted match of ``num_games`` games: ``match(params_a, params_b, key) ->
     (outcome int32 [G] in {-1, 0, 1} from A's view, A's seat int32 [G])``.
 
@@ -126,6 +148,7 @@ def make_paired_match(env: Env, joint: Callable, num_games: int, opening_plies: 
     ``joint(params_a, params_b, states [G], a_moves bool [G], key)`` gives every game's move
     (A's where A is to move, B's elsewhere) until all games end (``lax.while_loop``).
     Shared by :func:`play_match` (fixed policies) and the arena (two networks).
+    ``match.recorded`` also returns the games' actions (:class:`PairedMatch`).
     """
     if num_games <= 0 or num_games % 2:
         raise ValueError(f"num_games must be a positive even number, got {num_games}")
@@ -141,38 +164,58 @@ def make_paired_match(env: Env, joint: Callable, num_games: int, opening_plies: 
         states = jax.vmap(env.step)(states, actions, both(jax.random.split(key, pairs)))
         return states, jnp.take_along_axis(states.rewards, a_seat[:, None], 1)[:, 0]
 
-    def match(params_a: Any, params_b: Any, key: Array) -> tuple[Array, Array]:
+    def write(log: Array | None, t: Array, states: State, actions: Array) -> Array | None:
+        """The record with column ``t`` set to ``actions`` of the games still on (int32 [G, L])."""
+        if log is None:  # not recording (a Python-level choice, fixed at trace time)
+            return None
+        live = ~(states.terminated | states.truncated)
+        return log.at[:, t].set(jnp.where(live, actions, -1), mode="drop")
+
+    def match(params_a: Any, params_b: Any, key: Array, record: bool):
         k_init, k_open, k_play = jax.random.split(key, 3)
         states = jax.vmap(env.init)(both(jax.random.split(k_init, pairs)))
         returns = jnp.zeros(num_games, jnp.float32)  # A's total reward [G]
+        log = jnp.full((num_games, env.max_steps), -1, jnp.int32) if record else None
 
-        def opening(carry, k):
-            states, returns = carry
+        def opening(carry, x):
+            states, returns, log = carry
+            t, k = x
             k_act, k_step = jax.random.split(k)
             mask = states.legal_action_mask[:pairs]
             actions = both(jax.vmap(sample_legal)(jax.random.split(k_act, pairs), mask))
+            log = write(log, t, states, actions)
             states, reward = step(states, actions, k_step)
-            return (states, returns + reward), None
+            return (states, returns + reward, log), None
 
-        (states, returns), _ = jax.lax.scan(
-            opening, (states, returns), jax.random.split(k_open, opening_plies)
+        # Step counters exist only when recording, so the plain match compiles as it always did.
+        plies = jnp.arange(opening_plies, dtype=jnp.int32) if record else None
+        (states, returns, log), _ = jax.lax.scan(
+            opening, (states, returns, log), (plies, jax.random.split(k_open, opening_plies))
         )
 
         def unfinished(carry) -> Array:
             return ~(carry[0].terminated | carry[0].truncated).all()
 
         def move(carry):
-            states, returns, k = carry
+            states, returns, k, t, log = carry
             k, k_move, k_step = jax.random.split(k, 3)
             a_moves = states.current_player == a_seat  # bool [G]
             actions = joint(params_a, params_b, states, a_moves, k_move)
+            log = write(log, t, states, actions)
             states, reward = step(states, actions, k_step)
-            return states, returns + reward, k
+            return states, returns + reward, k, None if t is None else t + 1, log
 
-        _, returns, _ = jax.lax.while_loop(unfinished, move, (states, returns, k_play))
-        return jnp.sign(returns).astype(jnp.int32), a_seat
+        t0 = jnp.int32(opening_plies) if record else None
+        _, returns, _, _, log = jax.lax.while_loop(
+            unfinished, move, (states, returns, k_play, t0, log)
+        )
+        outcome = jnp.sign(returns).astype(jnp.int32)
+        return (outcome, a_seat, log) if record else (outcome, a_seat)
 
-    return jax.jit(match)
+    return PairedMatch(
+        play=jax.jit(functools.partial(match, record=False)),
+        play_recorded=jax.jit(functools.partial(match, record=True)),
+    )
 
 
 # ---------------------------------------------------------------------------- move quality

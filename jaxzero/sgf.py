@@ -166,6 +166,17 @@ def record_from_moves(
     )
 
 
+def area_result(black: int, white: int, komi: float) -> str:
+    """``RE`` of a game scored by area (each side's stones and territory; White adds
+    ``komi``): ``B+3.5``, ``W+0.5``, or ``0`` for a draw."""
+    margin = black - white - komi
+    if margin > 0:
+        return f"B+{margin:g}"
+    if margin < 0:
+        return f"W+{-margin:g}"
+    return "0"
+
+
 def to_state(env: Go, record: GoRecord) -> GoState:
     """The position at the end of ``record``'s main line, for analysis or play."""
     n = env.size

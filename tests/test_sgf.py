@@ -3,7 +3,7 @@
 import pytest
 
 import envs
-from jaxzero.sgf import GoRecord, SgfError, read_sgf, to_state, write_sgf
+from jaxzero.sgf import GoRecord, SgfError, area_result, read_sgf, to_state, write_sgf
 
 
 def test_round_trip():
@@ -45,3 +45,10 @@ def test_illegal_move_in_record_is_explained():
         to_state(env, read_sgf("(;GM[1]SZ[6];B[aa];W[aa])"))
     with pytest.raises(SgfError, match="this env is 6x6"):
         to_state(env, read_sgf("(;GM[1]SZ[9];B[aa])"))
+
+
+def test_area_result():
+    assert area_result(20, 5, 7.5) == "B+7.5"
+    assert area_result(10, 15, 3.5) == "W+8.5"
+    assert area_result(13, 12, 1.0) == "0"  # an integer komi can draw
+    assert area_result(0, 0, 6.0) == "W+6"

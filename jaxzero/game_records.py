@@ -1,0 +1,230 @@
+"""Game records on disk: Go games of self-play and of evaluation matches as SGF files.
+
+    recorder = SelfPlayRecorder(env, "runs/go_9x9/sgf", fresh=True)
+    recorder.add(action, done, reward)     # numpy [T, B], [T, B], [T, B, 2] per iteration
+
+    records = match_records(env, actions, a_seat, ("run@100", "random"))   # one match
+    write_records(records, "runs/go_9x9/eval_sgf", prefix="run@100_vs_random")
+
+Results (SGF ``RE``) come from replaying each game with the env's own rules
+(:func:`envs.go.score` on the final position):
+
+* two passes ended the game: the area-score margin, ``B+3.5`` / ``W+0.5`` (``0`` for a
+  draw, possible only with an integer komi);
+* an illegal move ended it (the mover loses, ``envs.core.Env.step``): ``B+F`` / ``W+F``
+  (win by forfeit);
+* the move cap ``max_steps`` cut it: ``Void`` (no result).
+
+The games are replayed in fixed-size batches padded to ``env.max_steps`` moves, so the
+replay compiles once per env and batch size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from envs import go
+from envs.core import Env
+from jaxzero.evaluate import states_from_moves
+from jaxzero.sgf import GoRecord, area_result, write_sgf
+
+FILE_PREFIX = "selfplay_"
+_NUMBER = re.compile(rf"^{FILE_PREFIX}(\d+)\.sgf$")
+
+
+def require_go(env: Env, what: str = "SGF game records") -> go.Go:
+    """``env`` itself if it is Go; ValueError naming the game otherwise."""
+    if not isinstance(env, go.Go):
+        raise ValueError(f"{what} are written for Go only (go, go_6x6, go_9x9), not {env.id}")
+    return env
+
+
+def game_results(env: go.Go, games: Sequence[Sequence[int]], batch: int) -> list[str]:
+    """The SGF result (``RE``) of each finished game, replayed from the empty board.
+
+    ValueError if a game is not over after its moves (a record that lost moves) or
+    continues past its end.
+    """
+    results = []
+    for start in range(0, len(games), batch):
+        chunk = [list(g) for g in games[start : start + batch]]
+        lengths = np.zeros(batch, np.int32)
+        moves = np.zeros((batch, env.max_steps), np.int32)
+        for i, game in enumerate(chunk):
+            if len(game) > env.max_steps:
+                raise ValueError(f"a game of {len(game)} moves is longer than {env.max_steps}")
+            lengths[i] = len(game)
+            moves[i, : len(game)] = game
+        final = _final(env, moves, lengths)
+        for i, game in enumerate(chunk):
+            terminated, truncated, passes, black, white, reward, steps = (x[i] for x in final)
+            if steps != len(game) or not (terminated or truncated):
+                raise ValueError(
+                    f"the recorded game of {len(game)} moves does not end where it should "
+                    f"(replayed: {int(steps)} moves, over: {bool(terminated or truncated)})"
+                )
+            if truncated:
+                results.append("Void")
+            elif passes >= 2:
+                results.append(area_result(int(black), int(white), env.komi))
+            else:
+                results.append("B+F" if reward > 0 else "W+F")
+    return results
+
+
+def _final(env: go.Go, moves: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Host arrays [N] of the final positions: terminated, truncated, passes, Black's and
+    White's area, Black's reward of the last move, and the moves actually played."""
+    states = states_from_moves(env, moves, lengths)
+    black, white = _scores(states)
+    return jax.device_get(
+        (
+            states.terminated,
+            states.truncated,
+            states.passes,
+            black,
+            white,
+            states.rewards[:, 0],
+            states.step_count,
+        )
+    )
+
+
+@jax.jit
+def _scores(states: go.GoState) -> tuple[jax.Array, jax.Array]:
+    return jax.vmap(go.score)(states)
+
+
+def match_records(
+    env: Env, actions: np.ndarray, a_seat: np.ndarray, names: tuple[str, str]
+) -> list[GoRecord]:
+    """The games of one match (``evaluate.PairedMatch.recorded``) as Go records.
+
+    ``actions`` int32 [G, L] (-1 after a game's end), ``a_seat`` int32 [G] (0: A is Black);
+    ``names`` are (A, B).
+    """
+    env = require_go(env)
+    actions, a_seat = np.asarray(actions), np.asarray(a_seat)
+    games = [row[row >= 0].tolist() for row in actions]
+    results = game_results(env, games, batch=len(games))
+    records = []
+    for game, seat, result in zip(games, a_seat, results, strict=True):
+        black, white = names if seat == 0 else names[::-1]
+        records.append(
+            GoRecord(
+                size=env.size, komi=env.komi, moves=game, result=result, black=black, white=white
+            )
+        )
+    return records
+
+
+def write_records(records: Sequence[GoRecord], out_dir: Path | str, prefix: str) -> list[Path]:
+    """Write ``PREFIX_001.sgf``, ``PREFIX_002.sgf``, ... (``prefix`` made file-name safe)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9@._+-]+", "_", prefix).strip("_") or "game"
+    paths = []
+    for number, record in enumerate(records, start=1):
+        path = out / f"{stem}_{number:03d}.sgf"
+        path.write_text(write_sgf(record))
+        paths.append(path)
+    return paths
+
+
+class SelfPlayRecorder:
+    """Writes every finished self-play game of a run as ``selfplay_NNNNNN.sgf`` (host side).
+
+    Self-play plays B game slots side by side; a slot whose game ends restarts from a
+    fresh game with its next move. :meth:`add` takes one training iteration's moves and
+    stitches each slot's games across calls. Only games seen from their first move are
+    written: with ``fresh=True`` (a new run) every slot starts at move 0; with
+    ``fresh=False`` (a resumed run, whose games are already under way) each slot's moves
+    are ignored until its first game ends. Numbering continues after the highest
+    ``selfplay_*.sgf`` already in ``out_dir`` (games are numbered from 1 in the order
+    they finish, slot order within one move), so a resumed run never overwrites.
+
+    ``names`` are the players' names (Black, White) written as ``PB``/``PW``.
+    """
+
+    def __init__(
+        self,
+        env: Env,
+        out_dir: Path | str,
+        *,
+        names: tuple[str, str] = ("jaxzero", "jaxzero"),
+        fresh: bool = True,
+    ):
+        self.env = require_go(env, "self-play SGF records")
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.names = names
+        self.fresh = fresh
+        self.written: list[Path] = []
+        self._moves: list[list[int]] | None = None  # per slot: moves of its current game
+        self._seen: np.ndarray | None = None  # bool [B]: the slot's current game is whole
+        taken = [int(m.group(1)) for p in self.out_dir.iterdir() if (m := _NUMBER.match(p.name))]
+        self._next = max(taken, default=0) + 1
+
+    def add(self, action: np.ndarray, done: np.ndarray, reward: np.ndarray) -> list[Path]:
+        """Take T moves of B slots; write the games they finish; returns the new files.
+
+        ``action`` int32 [T, B]: the move played in slot b at move t; ``done`` bool
+        [T, B]: that move ended the slot's game; ``reward`` float32 [T, B, 2]: the
+        players' rewards of that move (Black's decides a forfeit; the result is checked
+        against it).
+        """
+        action, done, reward = np.asarray(action), np.asarray(done), np.asarray(reward)
+        if action.ndim != 2 or done.shape != action.shape or reward.shape != (*action.shape, 2):
+            raise ValueError(
+                f"expected action [T, B], done [T, B], reward [T, B, 2]; got "
+                f"{action.shape}, {done.shape}, {reward.shape}"
+            )
+        slots = action.shape[1]
+        if self._moves is None:
+            self._moves = [[] for _ in range(slots)]
+            self._seen = np.full(slots, self.fresh)
+        elif slots != len(self._moves):
+            raise ValueError(f"{slots} game slots, but earlier calls had {len(self._moves)}")
+        finished: list[tuple[list[int], float]] = []  # (moves, Black's last reward)
+        for t in range(action.shape[0]):
+            for b in range(slots):
+                if self._seen[b]:
+                    self._moves[b].append(int(action[t, b]))
+                if done[t, b]:
+                    if self._seen[b]:
+                        finished.append((self._moves[b], float(reward[t, b, 0])))
+                    self._moves[b] = []
+                    self._seen[b] = True
+        return self._write(finished, batch=slots)
+
+    def _write(self, finished: list[tuple[list[int], float]], batch: int) -> list[Path]:
+        if not finished:
+            return []
+        results = game_results(self.env, [moves for moves, _ in finished], batch)
+        paths = []
+        for (moves, black_reward), result in zip(finished, results, strict=True):
+            winner = "B" if black_reward > 0 else "W" if black_reward < 0 else ""
+            if winner != (result[0] if result[:2] in ("B+", "W+") else ""):
+                raise ValueError(
+                    f"a self-play game replays to {result}, but its last reward says "
+                    f"{winner or 'no winner'}"
+                )
+            record = GoRecord(
+                size=self.env.size,
+                komi=self.env.komi,
+                moves=moves,
+                result=result,
+                black=self.names[0],
+                white=self.names[1],
+            )
+            path = self.out_dir / f"{FILE_PREFIX}{self._next:06d}.sgf"
+            path.write_text(write_sgf(record))
+            self._next += 1
+            paths.append(path)
+        self.written += paths
+        return paths
