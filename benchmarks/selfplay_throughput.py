@@ -16,7 +16,13 @@ implementation, and each runs ``--moves`` moves per jitted call as one ``lax.sca
   that steps it under ``vmap`` (discount -1, 0 at the end), ``policy_output.action`` played,
   auto-reset, the trajectory (observation, search policy, reward, done) as scan output.
 
-The two take turns call by call for ``--seconds`` each after compilation and a warm-up
+* network alone: the same network applied ``simulations + 1`` times per move (the root and
+  one expansion per simulation) to the same batch, nothing else. No self-play with this
+  network and budget can be faster, so ``ceiling = network alone / reference`` bounds the
+  ratio any implementation can reach against the reference; on a CPU the network is most
+  of the time and the ceiling is low.
+
+The sides take turns call by call for ``--seconds`` each after compilation and a warm-up
 call; every timed call ends in ``block_until_ready``; the table shows median rates.
 """
 
@@ -148,6 +154,28 @@ def reference(game: str, kind: str, args, key):
     return call, (jax.vmap(env.init)(jax.random.split(key, batch)), key)
 
 
+def network_alone(game: str, args, key):
+    """The network's share of self-play: ``(simulations + 1) * moves`` applications."""
+    env = envs.make(game)
+    network = networks.make_network(
+        NetworkConfig(kind="resnet", num_blocks=args.blocks, channels=args.channels), env
+    )
+    params = networks.init_params(network, env, key)
+    observation = jax.vmap(env.init)(jax.random.split(key, args.batch_size)).observation
+
+    @jax.jit
+    def call(observation):
+        def apply(obs, _):
+            _, value = network.apply(params, obs)
+            # Feed a (never true) data dependency back so no application can be elided.
+            return obs ^ (value > 2.0).reshape(-1, *[1] * (obs.ndim - 1)), None
+
+        length = (args.simulations + 1) * args.moves
+        return jax.lax.scan(apply, observation, None, length=length)[0]
+
+    return call, observation
+
+
 def timed(call, carry):
     start = time.perf_counter()
     carry = jax.block_until_ready(call(carry))
@@ -173,11 +201,15 @@ def main(argv=None) -> None:
         f"{args.blocks}x{args.channels} ResNet, {args.moves} moves/call, "
         f"jax {jax.__version__} on {jax.devices()[0].platform}"
     )
-    print(f"{'search':<8} {'ours pos/s':>12} {'pgx+mctx pos/s':>15} {'ratio':>7}")
+    print(
+        f"{'search':<8} {'ours pos/s':>12} {'pgx+mctx pos/s':>15} {'ratio':>7} "
+        f"{'network alone':>14} {'ceiling':>8}"
+    )
     for kind in args.searches:
         key = jax.random.key(0)
         sides = {"ours": ours(args.game, kind, args, key)}
         sides["reference"] = reference(args.game, kind, args, key)
+        sides["network"] = network_alone(args.game, args, key)
         carries = {}
         for name, (call, carry) in sides.items():
             carry, _ = timed(call, carry)  # compile
@@ -191,7 +223,8 @@ def main(argv=None) -> None:
         rate = {name: positions / statistics.median(t) for name, t in times.items()}
         print(
             f"{kind:<8} {rate['ours']:>12,.0f} {rate['reference']:>15,.0f} "
-            f"{rate['ours'] / rate['reference']:>6.2f}x",
+            f"{rate['ours'] / rate['reference']:>6.2f}x {rate['network']:>14,.0f} "
+            f"{rate['network'] / rate['reference']:>7.2f}x",
             flush=True,
         )
 
