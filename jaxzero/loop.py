@@ -69,8 +69,14 @@ class Trainer:
     iteration: Callable[[TrainState], tuple[TrainState, Metrics]]
 
 
-def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False) -> Trainer:
+def make_trainer(
+    config: Config, *, env: Env | None = None, donate: bool = False, record_games: bool = False
+) -> Trainer:
     """Build the env, network, optimizer, ``init`` and the jitted ``iteration``.
+
+    With ``record_games``, ``iteration`` returns ``(state, metrics, moves)``: the T
+    self-play moves of the B games as played (``jaxzero.selfplay.make_selfplay_fn``), for
+    game records; the training itself is the same.
 
     ``donate=True`` lets XLA reuse the input TrainState's buffers (less copying of the
     replay buffer); the caller must then not touch a state after passing it in.
@@ -85,7 +91,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
     network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
     optimizer = learner.make_optimizer(config.optim)
-    play = selfplay.make_selfplay_fn(config, env, apply_fn)
+    play = selfplay.make_selfplay_fn(config, env, apply_fn, record=True)
     update = learner.make_update_fn(apply_fn, optimizer, config.optim)
     symmetries = env.symmetries if config.replay.augment else None
     b, t = config.selfplay.batch_size, config.selfplay.moves_per_iteration
@@ -109,10 +115,10 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             updates=jnp.int32(0),
         )
 
-    def iteration(state: TrainState) -> tuple[TrainState, Metrics]:
+    def iteration(state: TrainState):
         key = jax.random.wrap_key_data(state.key)
         key, k_play, k_learn = jax.random.split(key, 3)
-        sp, buffer, sums = play(state.best_params, state.selfplay, state.replay, k_play)
+        sp, buffer, sums, moves = play(state.best_params, state.selfplay, state.replay, k_play)
         written = sums["positions_written"].astype(jnp.int32)
         ready = buffer.size >= config.replay.min_size
 
@@ -170,7 +176,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             positions_written=state.positions_written + written,
             updates=state.updates + ready.astype(jnp.int32) * optim.updates_per_iteration,
         )
-        return new_state, metrics
+        return (new_state, metrics, moves) if record_games else (new_state, metrics)
 
     def _recent_value_error(best_params, buffer: replay.ReplayBuffer, count: int) -> Array:
         """Mean (v(s) - z)^2 of the self-play network over the ``count`` positions written
@@ -194,7 +200,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
         iteration=jax.jit(
             iteration,
             in_shardings=(state_sharding,),
-            out_shardings=(state_sharding, sharding.replicated(mesh)),
+            out_shardings=(state_sharding, *[sharding.replicated(mesh)] * (1 + record_games)),
             donate_argnums=(0,) if donate else (),
         ),
     )

@@ -100,11 +100,16 @@ def finished_games_batch(sp: SelfPlayState, done: Array, discount: float):
     return batch, valid.reshape(b * n)
 
 
-def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
+def make_selfplay_fn(
+    config: Config, env: Env, apply_fn: ApplyFn, *, record: bool = False
+) -> Callable:
     """``play(params, sp, buffer, key) -> (sp, buffer, sums)``: T moves of every game.
 
     ``sums`` maps the names in ``METRIC_SUMS`` to float32 scalars summed over the T moves
     (outcomes are from the first player's view; KL and entropies summed over positions).
+    With ``record``, ``play`` also returns the moves as played, for game records
+    (``jaxzero.game_records.SelfPlayRecorder``): ``{"action": int32 [T, B], "done": bool
+    [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, 2]}``.
     """
     sp_cfg = config.selfplay
     search_cfg = config.search
@@ -172,11 +177,13 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
             length=jnp.where(done, 0, sp.length),
             returns=jnp.where(done[:, None], 0.0, sp.returns),
         )
-        return (params, sp, buffer), sums
+        moves = {"action": action.astype(jnp.int32), "done": done, "reward": nxt.rewards}
+        return (params, sp, buffer), (sums, moves)
 
     def play(params, sp: SelfPlayState, buffer, key: Array):
         keys = jax.random.split(key, sp_cfg.moves_per_iteration)
-        (_, sp, buffer), sums = jax.lax.scan(move, (params, sp, buffer), keys)
-        return sp, buffer, jax.tree.map(lambda x: x.sum().astype(jnp.float32), sums)
+        (_, sp, buffer), (sums, moves) = jax.lax.scan(move, (params, sp, buffer), keys)
+        sums = jax.tree.map(lambda x: x.sum().astype(jnp.float32), sums)
+        return (sp, buffer, sums, moves) if record else (sp, buffer, sums)
 
     return play

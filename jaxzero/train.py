@@ -12,6 +12,10 @@ iterations it logs the playing network's score and win rate against random and o
 (``eval/vs_random``, ``eval/vs_random_wins``, ...). Both use keys derived from the seed and
 the iteration, so a resumed run replays them exactly.
 
+With ``sgf`` (``jaxzero train go_6x6 --sgf DIR``, Go only), every self-play game that
+finishes is written to DIR as ``selfplay_NNNNNN.sgf`` (``jaxzero.game_records``); that
+pulls each iteration's moves to the host, a small synchronisation per iteration.
+
 A run directory holds ``config.json``, ``metrics.jsonl``, TensorBoard event files under
 ``tb/`` and orbax checkpoints under ``checkpoints/``. A directory that already holds a
 run is never overwritten: resume it, or start over explicitly with ``force``.
@@ -41,6 +45,7 @@ import jax
 import numpy as np
 from jax.experimental import multihost_utils
 
+import envs
 from jaxzero import arena as arena_lib
 from jaxzero import sharding
 from jaxzero.checkpoint import Checkpointer, CheckpointError
@@ -52,9 +57,9 @@ METRICS_FILE = "metrics.jsonl"
 
 
 @functools.lru_cache(maxsize=8)
-def cached_trainer(config: Config) -> Trainer:
+def cached_trainer(config: Config, record_games: bool = False) -> Trainer:
     """One Trainer (and so one compiled iteration) per config within a process."""
-    return make_trainer(config)
+    return make_trainer(config, record_games=record_games)
 
 
 @functools.lru_cache(maxsize=8)
@@ -185,22 +190,34 @@ def train(
     resume: bool = False,
     force: bool = False,
     on_log: Callable[[dict[str, float]], None] | None = None,
+    sgf: str | Path | None = None,
 ) -> TrainResult:
     """Train until ``seconds`` pass or the run reaches ``iterations`` in total.
 
     With neither, ``config.train.iterations`` is the budget. Ctrl-C stops after the
-    current iteration and saves a checkpoint.
+    current iteration and saves a checkpoint. ``sgf``: a directory for the self-play
+    games as SGF (Go only).
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
     main = sharding.is_main_process()
+    if sgf is not None and config is not None:  # refuse before creating the run directory
+        from jaxzero.game_records import require_go
+
+        require_go(envs.make(config.game), "self-play SGF records")
     if main:
         config = prepare_run_dir(run_dir, config, resume=resume, force=force)
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices("jaxzero: run directory ready")
         if not main:
             config = load_run_config(run_dir)
-    trainer = cached_trainer(config)
+    if sgf is not None and jax.process_count() > 1:
+        raise ValueError("--sgf records self-play on a single host only; drop it or use one")
+    trainer = cached_trainer(config, record_games=sgf is not None)
+    if sgf is not None:  # before any compile (a resumed run's game is known only now)
+        from jaxzero.game_records import SelfPlayRecorder, require_go
+
+        require_go(trainer.env, "self-play SGF records")
     if iterations is None and seconds is None:
         iterations = config.train.iterations
 
@@ -208,16 +225,19 @@ def train(
 
     checkpointer = Checkpointer(run_dir, keep_every=config.train.keep_every)
     key = jax.random.key(config.seed)
+    fresh = True  # the games in `state` start at their first move
     if resume:
         abstract = jax.eval_shape(trainer.init, key)
         try:
             state, _ = checkpointer.restore(abstract)
+            fresh = False  # its games are under way: record from the next ones
         except CheckpointError:
             if checkpointer.latest_step() is not None:
                 raise
             state = trainer.init(key)  # the run was stopped before its first checkpoint
     else:
         state = trainer.init(key)
+    recorder = None if sgf is None else SelfPlayRecorder(trainer.env, sgf, fresh=fresh)
 
     iteration = int(state.iteration)
     start = time.monotonic()
@@ -240,7 +260,12 @@ def train(
                 if stop:
                     break
                 try:
-                    state, metrics = trainer.iteration(state)
+                    if recorder is None:
+                        state, metrics = trainer.iteration(state)
+                    else:
+                        state, metrics, moves = trainer.iteration(state)
+                        moves = jax.device_get(moves)
+                        recorder.add(moves["action"], moves["done"], moves["reward"])
                     iteration += 1
                     since_log += 1
                 except KeyboardInterrupt:
