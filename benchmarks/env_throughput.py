@@ -84,23 +84,43 @@ def uniform_legal(draw: jax.Array, mask: jax.Array) -> jax.Array:
     """The legal action at position floor(draw * n) among the n legal ones, per row.
 
     draw: float32 [B] uniform in [0, 1); mask: bool [B, A] -> int32 [B]. With A <= 12 the
-    mask becomes an integer and one lookup in a (2**A, A) table gives the action; larger
-    games count legal actions with a small matmul. Either way the result ends in a
-    gather or a reduction, which XLA computes once instead of fusing (and repeating) the
-    sampler inside every consumer of the action.
+    mask becomes an integer and one lookup in a (2**A, A) table gives the action. Larger
+    games pack the mask into 32-bit words (a reduction), count each word's legal actions
+    with a popcount, pick the word that holds the k-th legal action and find the action's
+    bit in it by bisection: a few dozen integer operations a row, whatever A is. Either way
+    the action comes out of a gather, which XLA computes once instead of fusing (and
+    repeating) the sampler inside every consumer of the action.
     """
-    num_actions = mask.shape[-1]
+    batch, num_actions = mask.shape
     if num_actions <= 12:
         bits = jnp.zeros(mask.shape[:1], jnp.int32)  # [B]; unrolled, as reductions are slow
         for a in range(num_actions):
             bits = bits | jnp.where(mask[:, a], 1 << a, 0)
         k = (draw * jax.lax.population_count(bits)).astype(jnp.int32)  # [B]
         return jnp.asarray(_kth_legal_table(num_actions))[bits * num_actions + k]
-    upper = jnp.triu(jnp.ones((num_actions, num_actions), jnp.float32))  # [a, b]: a <= b
-    seen = mask.astype(jnp.float32) @ upper  # [B, A] legal actions among columns 0..b
-    k = jnp.floor(draw * seen[:, -1])  # [B]
-    action = (seen <= k[:, None]).sum(axis=-1)  # [B] columns before the k-th legal one
-    return jnp.minimum(action, num_actions - 1).astype(jnp.int32)
+    num_words = -(-num_actions // 32)
+    padded = jnp.pad(mask, ((0, 0), (0, 32 * num_words - num_actions)))
+    shifts = jnp.left_shift(jnp.uint32(1), jnp.arange(32, dtype=jnp.uint32))  # uint32 [32]
+    words = jnp.where(padded.reshape(batch, num_words, 32), shifts, jnp.uint32(0))
+    words = words.sum(axis=-1, dtype=jnp.uint32)  # uint32 [B, W]: bit b of word w is 32w + b
+    counts = jax.lax.population_count(words).astype(jnp.int32)  # int32 [B, W]
+    k = (draw * counts.sum(axis=-1)).astype(jnp.int32)  # int32 [B]: rank among legal actions
+    word, base, start = words[:, 0], jnp.zeros(batch, jnp.int32), jnp.zeros(batch, jnp.int32)
+    seen = counts[:, 0]  # legal actions in words 0..w-1 at step w
+    for w in range(1, num_words):  # the word holding rank k, and the legal actions before it
+        later = k >= seen
+        word = jnp.where(later, words[:, w], word)
+        base = jnp.where(later, 32 * w, base)
+        start = jnp.where(later, seen, start)
+        seen = seen + counts[:, w]
+    rank = k - start  # the action is the word's set bit of this rank
+    for width in (16, 8, 4, 2, 1):
+        low = jax.lax.population_count(word & jnp.uint32((1 << width) - 1)).astype(jnp.int32)
+        up = rank >= low
+        rank = jnp.where(up, rank - low, rank)
+        word = jnp.where(up, word >> width, word)
+        base = jnp.where(up, base + width, base)
+    return jnp.arange(num_actions, dtype=jnp.int32)[jnp.minimum(base, num_actions - 1)]
 
 
 def jax_runner(env: Any, batch: int, steps_per_call: int) -> Callable[[], int]:
