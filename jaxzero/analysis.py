@@ -1,6 +1,7 @@
 """``jaxzero analyze``: one position, the root of a search over it, and its tree as Graphviz.
 
     state = position_from_moves(env, "4 5 1")          # the game's own notation
+    state, record = position_from_sgf(env, Path("game.sgf"))    # Go: an SGF main line
     root = analyze_position(params, state, config.search, env, apply_fn, 64, key)
     print(format_root(root, env))                       # prior, visits, Q per legal move
     Path("tree.dot").write_text(tree_to_dot(root.tree, env))
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -22,7 +24,8 @@ import mctx
 import numpy as np
 
 from envs.core import Env, State
-from jaxzero import search
+from envs.go import Go
+from jaxzero import search, sgf
 from jaxzero.config import SearchConfig
 from jaxzero.networks import ApplyFn
 
@@ -51,6 +54,40 @@ def position_from_moves(env: Env, moves: str, key: Array | None = None) -> State
     if bool(state.terminated | state.truncated):
         raise ValueError("the game is over after these moves; there is nothing to search")
     return state
+
+
+def position_from_sgf(env: Env, path: Path) -> tuple[State, sgf.GoRecord]:
+    """The position at the end of the main line of the SGF record in ``path`` (Go only:
+    its setup stones, then its moves) and the record itself.
+
+    ValueError with a one-line reason when the game is not Go, the file cannot be read or
+    parsed, its board size is not the env's, a move is illegal, or the record ends with
+    the game over (nothing to search). The env's komi is kept whatever the record says:
+    it is the one the network was trained with.
+    """
+    if not isinstance(env, Go):
+        raise ValueError(f"--sgf loads Go records; {env.id} is not Go (use --moves)")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise ValueError(f"cannot read {path}: {reason}") from None
+    try:
+        record = sgf.read_sgf(text)
+    except sgf.SgfError as error:
+        raise ValueError(f"{path}: {error}") from None
+    if record.size != env.size:
+        raise ValueError(
+            f"{path} is a {record.size}x{record.size} game; {env.id} is played on "
+            f"{env.size}x{env.size}"
+        )
+    try:
+        state = sgf.to_state(env, record)
+    except (sgf.SgfError, ValueError) as error:
+        raise ValueError(f"{path}: {error}") from None
+    if bool(state.terminated | state.truncated):
+        raise ValueError(f"{path}: the game is over at the end of the record; nothing to search")
+    return state, record
 
 
 @dataclasses.dataclass(frozen=True)

@@ -65,6 +65,9 @@ def train(
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in the run directory")] = False,
     force: Annotated[bool, typer.Option(help="Delete the run directory and start over")] = False,
+    sgf: Annotated[
+        Path | None, typer.Option(help="Write every finished self-play game here as SGF (Go)")
+    ] = None,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
     from jaxzero import config as config_lib
@@ -99,6 +102,7 @@ def train(
             resume=resume,
             force=force,
             on_log=show,
+            sgf=sgf,
         )
     except (RunDirError, CheckpointError, ValueError) as error:
         _fail(str(error))
@@ -214,10 +218,14 @@ def eval_(
     ] = None,
     every: Annotated[int, typer.Option(help="Take every K-th checkpoint of a run")] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the openings and opponents")] = 0,
+    sgf: Annotated[
+        Path | None, typer.Option(help="Go: write every game into this directory as SGF")
+    ] = None,
 ) -> None:
     """Round robin between checkpoints and fixed opponents; Elo table (random = 0).
 
-    Writes RUN/elo.json into each run directory, which `jaxzero report` plots."""
+    Writes RUN/elo.json into each run directory, which `jaxzero report` plots; with --sgf
+    (Go), every game as an SGF file (A_vs_B_001.sgf, ...) for Sabaki or GoGui."""
     from jaxzero import elo, ladder
     from jaxzero.checkpoint import CheckpointError
 
@@ -233,6 +241,7 @@ def eval_(
             simulations=simulations,
             every=every,
             seed=seed,
+            sgf_dir=sgf,
             on_result=show,
         )
     except (ladder.LadderError, CheckpointError, ValueError) as error:
@@ -240,6 +249,12 @@ def eval_(
     print(elo.format_table(result.ratings))
     for path in ladder.write_elo_files(result):
         console.print(f"ratings written to {path}", highlight=False)
+    if sgf is not None:
+        console.print(
+            f"{len(result.sgf_files)} games written to {sgf} as SGF",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @app.command()
@@ -248,6 +263,10 @@ def analyze(
     moves: Annotated[
         str, typer.Option(help="Moves from the start in the game's notation, e.g. '5 1 9'")
     ] = "",
+    sgf: Annotated[
+        Path | None,
+        typer.Option(help="Go: analyse the position at the end of this SGF record's main line"),
+    ] = None,
     checkpoint: Annotated[
         Path | None,
         typer.Option(help="Run directory or checkpoint [default: runs/GAME, else untrained]"),
@@ -259,16 +278,24 @@ def analyze(
     dot: Annotated[Path | None, typer.Option(help="Write the search tree as Graphviz")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the search and of chance events")] = 0,
 ) -> None:
-    """Show a position and the root of a search over it: prior, visits, Q per move."""
+    """Show a position and the root of a search over it: prior, visits, Q per move.
+
+    The position is the game after --moves, or for Go the end of an SGF record (--sgf)."""
     import dataclasses
 
     import jax
 
+    import envs
     from jaxzero import analysis
     from jaxzero.agent import load_agent
     from jaxzero.checkpoint import CheckpointError
 
     try:
+        if sgf is not None:  # a bad record is reported before any network is loaded
+            if moves:
+                raise UsageError("give --moves or --sgf, not both")
+            sgf_env = envs.make(game)
+            state, record = analysis.position_from_sgf(sgf_env, sgf)
         if checkpoint is None and (Path("runs") / game).exists():
             checkpoint = Path("runs") / game
         if checkpoint is not None:
@@ -289,7 +316,19 @@ def analyze(
         if sims < 1:
             raise UsageError(f"--simulations must be >= 1, got {sims}")
         key = jax.random.key(seed)
-        state = analysis.position_from_moves(env, moves, key)
+        if sgf is not None:
+            if env != sgf_env:
+                state, record = analysis.position_from_sgf(env, sgf)
+            setup = len(record.black_setup) + len(record.white_setup)
+            stones = f" after {setup} setup stone{'s' * (setup > 1)}" if setup else ""
+            console.print(
+                f"{sgf}: {len(record.moves)} moves{stones}; komi {record.komi:g} in the "
+                f"record, {env.komi:g} in the search",
+                highlight=False,
+                soft_wrap=True,
+            )
+        else:
+            state = analysis.position_from_moves(env, moves, key)
         root = analysis.analyze_position(params, state, search_config, env, apply_fn, sims, key)
     except (UsageError, CheckpointError, ValueError) as error:
         _fail(str(error))

@@ -122,20 +122,23 @@ class PairedMatch:
     """A compiled paired-opening match (see :func:`make_paired_match`).
 
     ``match(params_a, params_b, key) -> (outcome int32 [G], a_seat int32 [G])``;
-    ``match.recorded(...)`` plays the same games (same key, same moves) and also returns
-    every game's actions, int32 [G, L] with L = ``env.max_steps``: column ``t`` is the
-    ``t``-th action of the game (random opening plies included), -1 once the game is over.
+    ``match.recorded(...) -> (outcome, a_seat, actions, final)`` plays the same games (same
+    key, same moves) and also returns every game's actions, int32 [G, L] with
+    L = ``env.max_steps`` (column ``t`` is the ``t``-th action of the game, random opening
+    plies included, -1 once the game is over), and the games' final states [G].
     The two are separate compiled functions, each compiled on its first call, so a caller
     that never asks for the record pays nothing for it.
     """
 
     play: Callable[[Any, Any, Array], tuple[Array, Array]]
-    play_recorded: Callable[[Any, Any, Array], tuple[Array, Array, Array]]
+    play_recorded: Callable[[Any, Any, Array], tuple[Array, Array, Array, State]]
 
     def __call__(self, params_a: Any, params_b: Any, key: Array) -> tuple[Array, Array]:
         return self.play(params_a, params_b, key)
 
-    def recorded(self, params_a: Any, params_b: Any, key: Array) -> tuple[Array, Array, Array]:
+    def recorded(
+        self, params_a: Any, params_b: Any, key: Array
+    ) -> tuple[Array, Array, Array, State]:
         return self.play_recorded(params_a, params_b, key)
 
 
@@ -206,11 +209,11 @@ def make_paired_match(env: Env, joint: Callable, num_games: int, opening_plies: 
             return states, returns + reward, k, None if t is None else t + 1, log
 
         t0 = jnp.int32(opening_plies) if record else None
-        _, returns, _, _, log = jax.lax.while_loop(
+        states, returns, _, _, log = jax.lax.while_loop(
             unfinished, move, (states, returns, k_play, t0, log)
         )
         outcome = jnp.sign(returns).astype(jnp.int32)
-        return (outcome, a_seat, log) if record else (outcome, a_seat)
+        return (outcome, a_seat, log, states) if record else (outcome, a_seat)
 
     return PairedMatch(
         play=jax.jit(functools.partial(match, record=False)),

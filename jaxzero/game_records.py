@@ -3,11 +3,13 @@
     recorder = SelfPlayRecorder(env, "runs/go_9x9/sgf", fresh=True)
     recorder.add(action, done, reward)     # numpy [T, B], [T, B], [T, B, 2] per iteration
 
-    records = match_records(env, actions, a_seat, ("run@100", "random"))   # one match
+    outcome, a_seat, actions, final = match.recorded(params_a, params_b, key)
+    records = match_records(env, actions, a_seat, outcome, final, ("run@100", "random"))
     write_records(records, "runs/go_9x9/eval_sgf", prefix="run@100_vs_random")
 
-Results (SGF ``RE``) come from replaying each game with the env's own rules
-(:func:`envs.go.score` on the final position):
+Results (SGF ``RE``) come from each game's final position under the env's own rules
+(:func:`envs.go.score`): a match returns its final positions, self-play games are
+replayed from their moves.
 
 * two passes ended the game: the area-score margin, ``B+3.5`` / ``W+0.5`` (``0`` for a
   draw, possible only with an integer komi);
@@ -15,8 +17,8 @@ Results (SGF ``RE``) come from replaying each game with the env's own rules
   (win by forfeit);
 * the move cap ``max_steps`` cut it: ``Void`` (no result).
 
-The games are replayed in fixed-size batches padded to ``env.max_steps`` moves, so the
-replay compiles once per env and batch size.
+Self-play games are replayed in fixed-size batches padded to ``env.max_steps`` moves, so
+the replay compiles once per env and batch size.
 """
 
 from __future__ import annotations
@@ -45,54 +47,54 @@ def require_go(env: Env, what: str = "SGF game records") -> go.Go:
 
 
 def game_results(env: go.Go, games: Sequence[Sequence[int]], batch: int) -> list[str]:
-    """The SGF result (``RE``) of each finished game, replayed from the empty board.
+    """The SGF result (``RE``) of each finished game, replayed from the empty board in
+    batches of ``batch`` games (padded, so that one compiled replay serves every call).
 
-    ValueError if a game is not over after its moves (a record that lost moves) or
-    continues past its end.
+    ValueError if a game is not over after its moves (a record that lost moves).
     """
     results = []
     for start in range(0, len(games), batch):
         chunk = [list(g) for g in games[start : start + batch]]
-        lengths = np.zeros(batch, np.int32)
+        lengths = np.full(batch, -1, np.int32)  # -1: a padding row
         moves = np.zeros((batch, env.max_steps), np.int32)
         for i, game in enumerate(chunk):
             if len(game) > env.max_steps:
                 raise ValueError(f"a game of {len(game)} moves is longer than {env.max_steps}")
             lengths[i] = len(game)
             moves[i, : len(game)] = game
-        final = _final(env, moves, lengths)
-        for i, game in enumerate(chunk):
-            terminated, truncated, passes, black, white, reward, steps = (x[i] for x in final)
-            if steps != len(game) or not (terminated or truncated):
-                raise ValueError(
-                    f"the recorded game of {len(game)} moves does not end where it should "
-                    f"(replayed: {int(steps)} moves, over: {bool(terminated or truncated)})"
-                )
-            if truncated:
-                results.append("Void")
-            elif passes >= 2:
-                results.append(area_result(int(black), int(white), env.komi))
-            else:
-                results.append("B+F" if reward > 0 else "W+F")
+        final = states_from_moves(env, moves, lengths)
+        black_sign = np.sign(np.asarray(final.rewards[:, 0]))  # the last move's reward
+        results += final_results(env, final, lengths, black_sign)
     return results
 
 
-def _final(env: go.Go, moves: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Host arrays [N] of the final positions: terminated, truncated, passes, Black's and
-    White's area, Black's reward of the last move, and the moves actually played."""
-    states = states_from_moves(env, moves, lengths)
-    black, white = _scores(states)
-    return jax.device_get(
-        (
-            states.terminated,
-            states.truncated,
-            states.passes,
-            black,
-            white,
-            states.rewards[:, 0],
-            states.step_count,
-        )
+def final_results(
+    env: go.Go, final: go.GoState, lengths: np.ndarray, black_sign: np.ndarray
+) -> list[str]:
+    """The SGF results of games [N] from their final positions ``final`` (a batch of N
+    states), their lengths int [N] and the sign of Black's total reward int [N] (who won
+    a forfeit); rows of length -1 are padding and get none. ValueError if a game is not
+    over after exactly its length in moves."""
+    black, white = _scores(final)
+    terminated, truncated, passes, steps, black, white = jax.device_get(
+        (final.terminated, final.truncated, final.passes, final.step_count, black, white)
     )
+    results = []
+    for i, length in enumerate(np.asarray(lengths)):
+        if length < 0:
+            continue
+        if steps[i] != length or not (terminated[i] or truncated[i]):
+            raise ValueError(
+                f"the recorded game of {length} moves does not end where it should "
+                f"(replayed: {int(steps[i])} moves, over: {bool(terminated[i] or truncated[i])})"
+            )
+        if truncated[i]:
+            results.append("Void")
+        elif passes[i] >= 2:
+            results.append(area_result(int(black[i]), int(white[i]), env.komi))
+        else:  # an illegal move ended it
+            results.append("B+F" if black_sign[i] > 0 else "W+F")
+    return results
 
 
 @jax.jit
@@ -101,17 +103,24 @@ def _scores(states: go.GoState) -> tuple[jax.Array, jax.Array]:
 
 
 def match_records(
-    env: Env, actions: np.ndarray, a_seat: np.ndarray, names: tuple[str, str]
+    env: Env,
+    actions: np.ndarray,
+    a_seat: np.ndarray,
+    outcome: np.ndarray,
+    final: go.GoState,
+    names: tuple[str, str],
 ) -> list[GoRecord]:
     """The games of one match (``evaluate.PairedMatch.recorded``) as Go records.
 
-    ``actions`` int32 [G, L] (-1 after a game's end), ``a_seat`` int32 [G] (0: A is Black);
+    ``actions`` int32 [G, L] (-1 after a game's end), ``a_seat`` int32 [G] (0: A is Black),
+    ``outcome`` int32 [G] (A's result), ``final`` the games' final states [G];
     ``names`` are (A, B).
     """
     env = require_go(env)
-    actions, a_seat = np.asarray(actions), np.asarray(a_seat)
+    actions, a_seat, outcome = np.asarray(actions), np.asarray(a_seat), np.asarray(outcome)
     games = [row[row >= 0].tolist() for row in actions]
-    results = game_results(env, games, batch=len(games))
+    black_sign = np.where(a_seat == 0, outcome, -outcome)
+    results = final_results(env, final, np.array([len(g) for g in games]), black_sign)
     records = []
     for game, seat, result in zip(games, a_seat, results, strict=True):
         black, white = names if seat == 0 else names[::-1]

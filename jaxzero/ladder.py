@@ -12,6 +12,11 @@ Checkpoints of one network shape share their compiled matches: one checkpoint-vs
 match (one batched search serving both networks) and one checkpoint-vs-all-fixed-opponents
 match, whatever the number of checkpoints.
 
+With ``sgf_dir`` (Go only) every game is also written there as SGF, one file a game,
+``A_vs_B_001.sgf`` ... with the players' names, komi and result
+(:mod:`jaxzero.game_records`); the recording matches are compiled instead of the plain
+ones, not in addition to them.
+
 ``RUN/elo.json`` holds the run's checkpoints' ratings as rows keyed by iteration, with
 metric names starting with ``elo`` (``elo``, ``elo_lower``, ``elo_upper``, and the fixed
 opponents' ratings as ``elo/NAME``), which ``jaxzero report`` plots next to metrics.jsonl.
@@ -27,12 +32,14 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import numpy as np
 
 import envs
 from envs.core import Env
-from jaxzero import elo, networks
+from jaxzero import elo, game_records, networks
 from jaxzero.agent import load_agent
 from jaxzero.arena import (
+    Evaluator,
     agent_vs_fixed,
     fixed_policy,
     make_match,
@@ -71,6 +78,7 @@ class Ladder:
     results: tuple[tuple[str, str, MatchResult], ...]
     ratings: elo.Ratings
     games: int
+    sgf_files: tuple[Path, ...] = ()  # the games written as SGF, if asked for
 
 
 def checkpoint_steps(run_dir: Path) -> list[int]:
@@ -194,21 +202,37 @@ def run_ladder(
     every: int = 1,
     opening_plies: int = 2,
     seed: int = 0,
+    sgf_dir: Path | None = None,
     on_result: Callable[[str, str, MatchResult], None] | None = None,
 ) -> Ladder:
-    """Play the round robin and fit Elo (anchored at random = 0)."""
+    """Play the round robin and fit Elo (anchored at random = 0); with ``sgf_dir``, write
+    every game there as SGF (Go only)."""
     if games < 2 or games % 2:
         raise LadderError(f"--games must be an even number >= 2, got {games}")
     if ANCHOR not in opponents:
         opponents = (ANCHOR, *opponents)
     env, entrants = make_entrants(paths, opponents, every=every, simulations=simulations)
+    if sgf_dir is not None:
+        try:
+            game_records.require_go(env, "--sgf game records")
+        except ValueError as error:
+            raise LadderError(str(error)) from None
     key = jax.random.key(seed)
     results = []
+    sgf_files: list[Path] = []
 
     def record(a: str, b: str, result: MatchResult) -> None:
         results.append((a, b, result))
         if on_result is not None:
             on_result(a, b, result)
+
+    def play(match, a: Entrant, b: Entrant, key: jax.Array) -> MatchResult:
+        if sgf_dir is None:
+            return match_result(*match(a.params, b.params, key))
+        outcome, seat, actions, final = jax.device_get(match.recorded(a.params, b.params, key))
+        games = _write_games(env, sgf_dir, actions, seat, outcome, final, (a.name, b.name))
+        sgf_files.extend(games)
+        return match_result(outcome, seat)
 
     agents = [e for e in entrants if e.search is not None]
     fixed = [e for e in entrants if e.search is None]
@@ -216,7 +240,11 @@ def run_ladder(
     for i, a in enumerate(agents):
         key, k = jax.random.split(key)
         evaluator = agent_vs_fixed(env, a.policy, names, games, opening_plies)
-        for name, result in evaluator(a.params, k).items():
+        if sgf_dir is None:
+            by_opponent = evaluator(a.params, k)
+        else:
+            by_opponent = _recorded_vs_fixed(env, evaluator, a, k, sgf_dir, sgf_files)
+        for name, result in by_opponent.items():
             record(a.name, name, result)
         for b in agents[i + 1 :]:
             key, k = jax.random.split(key)
@@ -224,15 +252,42 @@ def run_ladder(
                 match = _search_match(env, *a.search, games, opening_plies)
             else:
                 match = _match(env, a.policy, b.policy, games, opening_plies)
-            record(a.name, b.name, match_result(*match(a.params, b.params, k)))
+            record(a.name, b.name, play(match, a, b, k))
     for i, a in enumerate(fixed):
         for b in fixed[i + 1 :]:
             key, k = jax.random.split(key)
             match = _match(env, a.policy, b.policy, games, opening_plies)
-            record(a.name, b.name, match_result(*match((), (), k)))
+            record(a.name, b.name, play(match, a, b, k))
     rows = [(a, b, r.wins, r.draws, r.losses) for a, b, r in results]
     ratings = elo.fit_elo(rows, anchor=ANCHOR)
-    return Ladder(tuple(entrants), tuple(results), ratings, games)
+    return Ladder(tuple(entrants), tuple(results), ratings, games, tuple(sgf_files))
+
+
+def _recorded_vs_fixed(
+    env: Env, evaluator: Evaluator, a: Entrant, key: jax.Array, sgf_dir: Path, files: list[Path]
+) -> dict[str, MatchResult]:
+    """What ``evaluator(a.params, key)`` returns, from the recording match, whose games
+    are written to ``sgf_dir`` opponent by opponent (appended to ``files``)."""
+    outcome, seat, actions, final = jax.device_get(
+        evaluator.match.recorded(a.params, evaluator.choice, key)
+    )
+    choice = np.asarray(jax.device_get(evaluator.choice))
+    results = {}
+    for i, name in enumerate(evaluator.opponents):
+        mine = np.flatnonzero(choice == i)
+        part = jax.tree.map(functools.partial(np.take, indices=mine, axis=0), final)
+        games = _write_games(
+            env, sgf_dir, actions[mine], seat[mine], outcome[mine], part, (a.name, name)
+        )
+        files.extend(games)
+        results[name] = match_result(outcome[mine], seat[mine])
+    return results
+
+
+def _write_games(env: Env, sgf_dir: Path, actions, seat, outcome, final, names) -> list[Path]:
+    """Write one match's games (host arrays, ``PairedMatch.recorded``) as SGF files."""
+    records = game_records.match_records(env, actions, seat, outcome, final, names)
+    return game_records.write_records(records, sgf_dir, prefix=f"{names[0]}_vs_{names[1]}")
 
 
 def elo_rows(ladder: Ladder, run_dir: Path) -> list[dict[str, float]]:

@@ -12,10 +12,9 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-import jax
 import numpy as np
 
-from envs.go import Go, GoState
+from envs.go import Go, GoState, action_to_gtp
 
 LETTERS = "abcdefghijklmnopqrs"
 
@@ -182,15 +181,14 @@ def to_state(env: Go, record: GoRecord) -> GoState:
     n = env.size
     if record.size != n:
         raise SgfError(f"the record is {record.size}x{record.size}; this env is {n}x{n}")
-    setup = record.black_setup or record.white_setup
-    if setup or record.first == 1:
-        board = np.zeros(n * n, np.int8)
-        board[record.black_setup] = 1
-        board[record.white_setup] = -1
-        state = env.from_board(board.reshape(n, n), to_play=record.first)
-    else:
-        state = env.init(jax.random.key(0))
+    board = np.zeros(n * n, np.int8)  # the empty board is env.init's position
+    board[record.black_setup] = 1
+    board[record.white_setup] = -1
     try:
-        return env.state_from_moves(record.moves, state)
+        state = env.from_board(board.reshape(n, n), to_play=record.first)
+    except ValueError as error:
+        raise SgfError(f"setup stones: {error}") from None
+    try:  # GTP coordinates, so that an illegal move is named as Go players name it
+        return env.state_from_moves([action_to_gtp(m, n) for m in record.moves], state)
     except ValueError as error:
         raise SgfError(str(error)) from None

@@ -21,7 +21,7 @@ def test_recorded_match_replays_to_the_same_results():
     match = make_paired_match(env, joint, games, opening_plies=2)
     key = jax.random.key(3)
     outcome, seat = jax.device_get(match(None, None, key))
-    outcome_r, seat_r, actions = jax.device_get(match.recorded(None, None, key))
+    outcome_r, seat_r, actions, final = jax.device_get(match.recorded(None, None, key))
     np.testing.assert_array_equal(outcome_r, outcome)
     np.testing.assert_array_equal(seat_r, seat)
     assert actions.shape == (games, env.max_steps) and actions.dtype == np.int32
@@ -31,8 +31,12 @@ def test_recorded_match_replays_to_the_same_results():
         assert (row[:n] >= 0).all() and (row[n:] == -1).all()
     assert lengths.min() >= 5 and len(set(lengths.tolist())) > 1  # games of different lengths
     np.testing.assert_array_equal(actions[: games // 2, :2], actions[games // 2 :, :2])  # openings
-    final = states_from_moves(env, np.maximum(actions, 0), lengths)
-    assert bool(final.terminated.all()) and (np.asarray(final.step_count) == lengths).all()
-    a_reward = np.take_along_axis(np.asarray(final.rewards), seat[:, None], 1)[:, 0]
+    replayed = states_from_moves(env, np.maximum(actions, 0), lengths)
+    assert bool(replayed.terminated.all()) and (np.asarray(replayed.step_count) == lengths).all()
+    a_reward = np.take_along_axis(np.asarray(replayed.rewards), seat[:, None], 1)[:, 0]
     np.testing.assert_array_equal(np.sign(a_reward).astype(np.int32), outcome)
+    # The final states are the replayed ones (rewards aside: finished games pay nothing
+    # while the others play on).
+    np.testing.assert_array_equal(final.board, np.asarray(replayed.board))
+    np.testing.assert_array_equal(final.step_count, lengths)
     assert set(outcome.tolist()) >= {-1, 1}  # each side wins some
