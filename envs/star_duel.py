@@ -317,9 +317,12 @@ class StarDuel(Env):
         """:meth:`Env.step`, then truncation once ``turn_cap`` turns have been played."""
         nxt = super().step(state, action, key)
         capped = ~nxt.terminated & (nxt.turn >= self.turn_cap)
+        # Stored once: callers test them on every element of the state (auto-reset selects).
+        ended = _once(jnp.stack([nxt.terminated, nxt.truncated | capped]).astype(jnp.int32))
         return nxt.replace(
-            truncated=nxt.truncated | capped,
-            legal_action_mask=nxt.legal_action_mask | capped,
+            terminated=ended[0] > 0,
+            truncated=ended[1] > 0,
+            legal_action_mask=nxt.legal_action_mask | (ended[1] > 0),
         )
 
     def _init(self, key: Array) -> StarDuelState:
@@ -357,7 +360,6 @@ class StarDuel(Env):
     def _step(self, state: StarDuelState, action: Array, key: Array) -> StarDuelState:
         s = _act(state, action, _random16(key, HAND + 1))
         s = _pass_turn(s, action == END_TURN)
-        s = s.replace(zones=_once(s.zones))  # read by the mask, the observation and callers
         won = s.authority[1] <= 0  # only an attack lowers authority, and it keeps the turn
         mover_wins = jnp.where(jnp.arange(2) == state.current_player, 1.0, -1.0)
         s = s.replace(rewards=jnp.where(won, mover_wins, 0.0).astype(jnp.float32), terminated=won)
@@ -497,25 +499,42 @@ def _deal(cards: Array, k: Array, bits: Array) -> Array:
     return _once(drawn)
 
 
-def _draw(zones: Array, n: Array, bits: Array) -> Array:
-    """int32 [Z, T]: the zones after the mover draws ``n`` (<= len(bits)) random cards.
+def _zones_after(zones: Array, moved: Array, end: Array, n: Array, bits: Array) -> Array:
+    """int32 [Z, T]: the zones after an action moved ``moved`` and the mover drew ``n`` cards.
 
-    When the deck runs out with cards still due, the player takes the whole deck, shuffles
-    the discard pile into a new deck and draws the rest from it (as many as there are).
+    ``moved`` (int32 [Z, T]) is the action's own change; at the end of a turn (``end``) the
+    hand and the ships in play go to the discard pile first. Then the mover draws ``n``
+    (<= len(bits)) random cards: when the deck runs out with cards still due, the player
+    takes the whole deck, shuffles the discard pile into a new deck and draws the rest from
+    it (as many as there are). At the end of a turn the result is seen from the next
+    mover's side (rows reversed). Built row by row from a few [T] vectors and stacked: XLA
+    stores a stack once, so its readers do not recompute the chain.
     """
-    deck, discard = zones[Z_DECK], zones[Z_DISCARD]
+    row = lambda z: zones[z] + moved[z]  # int32 [T]
+    hand, deck = jnp.where(end, 0, row(Z_HAND)), zones[Z_DECK]
+    discard = row(Z_DISCARD) + jnp.where(end, zones[Z_HAND] + zones[Z_IN_PLAY], 0)
+    discard = _once(discard)
     size = deck.sum()
     shuffle = n > size
-    source = jnp.where(shuffle, discard, deck)
+    source = jnp.where(shuffle, discard, deck)  # int32 [T]
     drawn = _deal(source, jnp.minimum(jnp.where(shuffle, n - size, n), source.sum()), bits)
-    row = lambda z: jnp.asarray(_zone_rows(z))
-    reshuffled = row(Z_HAND) * (deck + drawn) + row(Z_DECK) * (discard - drawn - deck)
-    reshuffled = reshuffled - row(Z_DISCARD) * discard
-    return zones + jnp.where(shuffle, reshuffled, row(Z_HAND) * drawn - row(Z_DECK) * drawn)
+    rows = [
+        hand + drawn + jnp.where(shuffle, deck, 0),
+        source - drawn,
+        jnp.where(shuffle, 0, discard),
+        row(Z_BASES),
+        jnp.where(end, 0, row(Z_IN_PLAY)),
+        row(Z_OTHER_BASES),
+        row(Z_OTHER_DISCARD),
+        zones[Z_OTHER_DECK],
+        zones[Z_OTHER_HAND],
+    ]
+    return jnp.stack([jnp.where(end, rows[Z - 1 - z], rows[z]) for z in range(Z)])
 
 
 def _act(s: StarDuelState, action: Array, bits: Array) -> StarDuelState:
-    """Everything one action does before the turn (possibly) passes."""
+    """Everything one action does before the turn passes (at ``END_TURN``, the zones are
+    already seen from the next mover's side)."""
     info = jnp.asarray(ACTION_INFO)[action]  # int32 [19]
     kind, slot, cost, spent, faction_change = info[0], info[1], info[3], info[4], info[5]
     buy_slot = kind == BUY
@@ -537,15 +556,13 @@ def _act(s: StarDuelState, action: Array, bits: Array) -> StarDuelState:
     )
     ally_pending = jnp.where(faction_one & (faction_change != 0), pending, s.ally_pending)
 
-    zones = s.zones + jnp.asarray(ACTION_MOVES)[action][:, None] * one  # int32 [Z, T]
+    moved = jnp.asarray(ACTION_MOVES)[action][:, None] * one  # int32 [Z, T]
     # A bought slot is refilled from the trade deck (left empty, -1, once it runs out).
     refill = _deal(s.trade_deck, buy_slot & (s.trade_deck.sum() > 0), bits[HAND:])
     new_card = jnp.where(refill.sum() > 0, (refill * jnp.asarray(TYPES)).sum(), -1)
     # The end of a turn: hand and ships to the discard pile, then a fresh hand is drawn.
     end = kind == END_TURN
-    ended = zones + jnp.asarray(_zone_rows(Z_DISCARD)) * (zones[Z_HAND] + zones[Z_IN_PLAY])
-    zones = jnp.where(end, ended * jnp.asarray(1 - _zone_rows(Z_HAND, Z_IN_PLAY)), zones)
-    zones = _draw(zones, jnp.where(end, HAND, effect[DRAW]), bits[:HAND])
+    zones = _zones_after(s.zones, moved, end, jnp.where(end, HAND, effect[DRAW]), bits[:HAND])
 
     attack = jnp.where(kind == ATTACK_PLAYER, s.combat, 0)
     scrapped = (kind == SCRAP_HAND) | (kind == SCRAP_DISCARD)
@@ -572,8 +589,11 @@ def _swap_sides(s: StarDuelState) -> StarDuelState:
 
 
 def _pass_turn(s: StarDuelState, end: Array) -> StarDuelState:
-    """Where ``end``: the turn passes and the new mover's bases fire their turn-start effects."""
-    t = _swap_sides(s)
+    """Where ``end``: the turn passes and the new mover's bases fire their turn-start effects.
+
+    The zones are already the new mover's (:func:`_act` turns them); the rest swaps here.
+    """
+    t = s.replace(authority=s.authority[::-1])
     bases = t.bases.astype(jnp.float32)  # [T]; float products are exact and fast on CPU
     counted = (bases @ jnp.asarray(_BASE_TABLE)).astype(jnp.int32)  # int32 [2F+8]
     faction_count = counted[: NEUTRAL + 1]
