@@ -224,8 +224,9 @@ def eval_(
 ) -> None:
     """Round robin between checkpoints and fixed opponents; Elo table (random = 0).
 
-    Writes RUN/elo.json into each run directory, which `jaxzero report` plots; with --sgf
-    (Go), every game as an SGF file (A_vs_B_001.sgf, ...) for Sabaki or GoGui."""
+    Writes RUN/elo.json into each run directory, which `jaxzero report` plots.
+
+    Go: --sgf DIR also writes every game there as SGF (A_vs_B_001.sgf, ...) for Sabaki."""
     from jaxzero import elo, ladder
     from jaxzero.checkpoint import CheckpointError
 
@@ -280,7 +281,7 @@ def analyze(
 ) -> None:
     """Show a position and the root of a search over it: prior, visits, Q per move.
 
-    The position is the game after --moves, or for Go the end of an SGF record (--sgf)."""
+    The position: the game after --moves, or (Go) the end of an SGF record's main line."""
     import dataclasses
 
     import jax

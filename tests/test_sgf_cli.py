@@ -24,18 +24,21 @@ TINY = {
 }
 
 
-def _make_run(root, game, overrides, step=5):
+def _make_run(root, game, overrides, step=5, init_network=True):
     """A run directory with one checkpoint at ``step`` holding a freshly initialised
-    network. Agents read back only the network, so the rest of the training state is
-    zeros of the right shapes (cheaper than compiling ``trainer.init``)."""
+    network (all zeros without ``init_network``). Agents read back only the network, so
+    the rest of the training state is zeros of the right shapes (cheaper than compiling
+    ``trainer.init``)."""
     config = apply_overrides(get_preset(game), {**TINY, **overrides})
     run = root / game
     prepare_run_dir(run, config, resume=False, force=False)
     trainer = make_trainer(config)
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
     state = jax.tree.map(lambda x: np.zeros(x.shape, x.dtype), abstract)
-    params = networks.init_params(trainer.network, trainer.env, jax.random.key(0))
-    state = state.replace(params=params, best_params=params, iteration=np.int32(step))
+    if init_network:
+        params = networks.init_params(trainer.network, trainer.env, jax.random.key(0))
+        state = state.replace(params=params, best_params=params)
+    state = state.replace(iteration=np.int32(step))
     with Checkpointer(run) as checkpointer:
         checkpointer.save(step, state, config_to_dict(config))
     return run
@@ -135,7 +138,7 @@ def test_eval_writes_every_go_game_as_sgf(go_run, tmp_path):
 
 
 def test_eval_sgf_is_for_go_only(tmp_path):
-    run = _make_run(tmp_path, "tic_tac_toe", {"network.hidden_size": 8})
+    run = _make_run(tmp_path, "tic_tac_toe", {"network.hidden_size": 8}, init_network=False)
     result = runner.invoke(app, ["eval", str(run), "--sgf", str(tmp_path / "games")])
     assert "--sgf game records are written for Go only" in _error_line(result)
     assert not (tmp_path / "games").exists()
