@@ -268,6 +268,30 @@ OBSERVATION_SIZE = 9 * T + ROW * T + 10 + 2 * (NEUTRAL + 1)
 _OBS_AUTHORITY = 9 * T + ROW * T  # where the scalars start
 _OBS_TURN = _OBS_AUTHORITY + 8
 
+# The opening legal mask by the Vipers in the first hand: the first player holds only Scouts
+# and Vipers, with no trade, no combat and nothing in play, and every trade-row card costs.
+assert COST[:T][TRADE_DECK > 0].min() > 0
+START_LEGAL = np.zeros((3, NUM_ACTIONS), bool)
+START_LEGAL[:, [PLAY + SCOUT, END_TURN]] = True
+START_LEGAL[1:, PLAY + VIPER] = True
+
+
+def _start_observation(authority: int) -> np.ndarray:
+    """float32 [3, 3, OBS]: the opening observation by the Vipers in the two opening hands.
+
+    The trade deck and the trade row (random) are left zero; see :func:`_observation`.
+    """
+    obs = np.zeros((3, 3, OBSERVATION_SIZE), np.float32)
+    obs[..., : 7 * T] = START_ZONES[:, :, :Z_OTHER_DECK].reshape(3, 3, -1)
+    obs[..., 7 * T : 8 * T] = STARTERS  # the other's hand-plus-deck pool
+    # both authorities over the starting authority, in _observation's float32 arithmetic
+    obs[..., _OBS_AUTHORITY : _OBS_AUTHORITY + 2] = np.float32(authority) * np.float32(
+        1 / authority
+    )
+    obs[..., _OBS_AUTHORITY + 4] = HAND  # the other's hand size
+    obs[..., _OBS_AUTHORITY + 9] = 1  # the viewer is the mover
+    return obs
+
 
 def _zone(name: str) -> property:
     row = ZONES.index(name)
@@ -312,6 +336,7 @@ class StarDuel(Env):
         # A turn averages under 10 actions; this cap in actions only backs up turn_cap.
         self.max_steps = 40 * turn_cap
         self.symmetries = symmetry.identity(OBSERVATION_SIZE, NUM_ACTIONS)
+        self._start_observation = _start_observation(authority)
 
     def step(self, state: StarDuelState, action: Array, key: Array | None = None) -> StarDuelState:
         """:meth:`Env.step`, then truncation once ``turn_cap`` turns have been played."""
@@ -333,17 +358,25 @@ class StarDuel(Env):
         vipers = [(r.astype(jnp.int32) >= jnp.asarray(_VIPERS_IN[n])).sum() for n, r in
                   [(FIRST_HAND, bits[ROW]), (HAND, bits[ROW + 1])]]  # fmt: skip
         zones = jnp.asarray(START_ZONES)[vipers[0], vipers[1]]
+        trade_deck = jnp.asarray(TRADE_DECK) - row
+        # The observation and the legal mask from tables (as _finish would compute them).
+        start = jnp.asarray(self._start_observation)[vipers[0], vipers[1]]  # float32 [OBS]
+        slots = (trade_row[:, None] == jnp.asarray(TYPES)).reshape(-1)  # bool [ROW * T]
+        observation = jnp.concatenate([
+            start[: 8 * T], trade_deck.astype(jnp.float32), slots.astype(jnp.float32),
+            start[_OBS_AUTHORITY:],
+        ])  # fmt: skip
         zero = jnp.int32(0)
-        state = StarDuelState(
+        return StarDuelState(
             current_player=zero,
-            observation=jnp.zeros(OBSERVATION_SIZE, jnp.float32),
-            legal_action_mask=jnp.zeros(NUM_ACTIONS, jnp.bool_),
+            observation=observation,
+            legal_action_mask=jnp.asarray(START_LEGAL)[vipers[0]],
             rewards=jnp.zeros(2, jnp.float32),
             terminated=jnp.bool_(False),
             truncated=jnp.bool_(False),
             step_count=zero,
             zones=zones,
-            trade_deck=jnp.asarray(TRADE_DECK) - row,
+            trade_deck=trade_deck,
             trade_row=trade_row,
             authority=jnp.full(2, self.authority, jnp.int32),
             trade=zero,
@@ -355,7 +388,6 @@ class StarDuel(Env):
             owed_discards=zero,
             turn=zero,
         )
-        return self._finish(state)
 
     def _step(self, state: StarDuelState, action: Array, key: Array) -> StarDuelState:
         s = _act(state, action, _random16(key, HAND + 1))

@@ -113,6 +113,17 @@ def test_first_player_draws_three_second_five(env):
         assert state.authority.tolist() == [50, 50]
 
 
+@pytest.mark.parametrize("authority", [50, 7])
+def test_opening_observation_and_mask_tables_match_the_rules(authority):
+    """init reads its observation and legal mask from tables; _finish computes them."""
+    env = StarDuel(authority=authority, turn_cap=9)
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(5), 64))
+    computed = jax.jit(jax.vmap(env._finish))(states)
+    assert len(set(np.asarray(states.hand[:, CARD["Viper"]]).tolist())) == 3  # all openings
+    np.testing.assert_array_equal(states.observation, computed.observation)
+    np.testing.assert_array_equal(states.legal_action_mask, computed.legal_action_mask)
+
+
 def test_opening_hands_and_deals_are_uniform(env):
     """Vipers in 3 or 5 cards of 8 Scouts + 2 Vipers are hypergeometric; so is a deal."""
     keys = jax.random.split(jax.random.key(11), 4000)
