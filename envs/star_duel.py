@@ -561,7 +561,8 @@ def _zones_after(zones: Array, moved: Array, end: Array, n: Array, bits: Array) 
         zones[Z_OTHER_DECK],
         zones[Z_OTHER_HAND],
     ]
-    return jnp.stack([jnp.where(end, rows[Z - 1 - z], rows[z]) for z in range(Z)])
+    turned = [jnp.where(end, rows[Z - 1 - z], rows[z]) for z in range(Z)]
+    return jnp.concatenate(turned).reshape(Z, T)  # flat: batched, the batch stays major
 
 
 def _act(s: StarDuelState, action: Array, bits: Array) -> StarDuelState:
