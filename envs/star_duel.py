@@ -545,7 +545,6 @@ def _zones_after(zones: Array, moved: Array, end: Array, n: Array, bits: Array) 
     row = lambda z: zones[z] + moved[z]  # int32 [T]
     hand, deck = jnp.where(end, 0, row(Z_HAND)), zones[Z_DECK]
     discard = row(Z_DISCARD) + jnp.where(end, zones[Z_HAND] + zones[Z_IN_PLAY], 0)
-    discard = _once(discard)
     size = deck.sum()
     shuffle = n > size
     source = jnp.where(shuffle, discard, deck)  # int32 [T]
