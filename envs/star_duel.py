@@ -539,8 +539,8 @@ def _zones_after(zones: Array, moved: Array, end: Array, n: Array, bits: Array) 
     (<= len(bits)) random cards: when the deck runs out with cards still due, the player
     takes the whole deck, shuffles the discard pile into a new deck and draws the rest from
     it (as many as there are). At the end of a turn the result is seen from the next
-    mover's side (rows reversed). Built row by row from a few [T] vectors and stacked: XLA
-    stores a stack once, so its readers do not recompute the chain.
+    mover's side (rows reversed). Built row by row from a few [T] vectors and concatenated:
+    XLA stores a concatenation once, so its readers do not recompute the chain.
     """
     row = lambda z: zones[z] + moved[z]  # int32 [T]
     hand, deck = jnp.where(end, 0, row(Z_HAND)), zones[Z_DECK]
