@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -33,7 +34,6 @@ FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {
         "score / rate",
         lambda n: n.startswith(("eval/", "arena/")) and not n.endswith(("promoted", "games")),
     ),
-    "elo.png": ("Elo (random = 0)", "Elo", lambda n: n.startswith("elo")),
     "games.png": (
         "Self-play games",
         "value",
@@ -84,11 +84,48 @@ def _series(rows: list[dict[str, float]], name: str) -> tuple[list[float], list[
     return xs, ys
 
 
+def _elo_figure(path: Path, elo_rows: list[dict[str, float]], promotions: list[float]) -> None:
+    """The run's Elo per checkpoint with its 95% band, the fixed opponents as dashed
+    horizontal lines (their fit over the same round robin), promotions as grey lines."""
+    xs, elo = _series(elo_rows, "elo")
+    _, lower = _series(elo_rows, "elo_lower")
+    _, upper = _series(elo_rows, "elo_upper")
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if len(lower) == len(xs) and len(upper) == len(xs):
+        error = np.array([np.subtract(elo, lower), np.subtract(upper, elo)])  # [2, K]
+        ax.errorbar(xs, elo, yerr=error, marker="o", capsize=3, label="agent, 95% interval")
+        ax.fill_between(xs, lower, upper, alpha=0.15)
+    else:
+        ax.plot(xs, elo, marker="o", label="agent")
+    opponents = sorted({n for row in elo_rows for n in row if n.startswith("elo/")})
+    for i, name in enumerate(opponents):
+        _, ys = _series(elo_rows, name)
+        ax.axhline(
+            ys[-1],
+            linestyle="--",
+            linewidth=1,
+            color=f"C{i + 1}",
+            label=f"{name.removeprefix('elo/')} ({ys[-1]:.0f})",
+        )
+    for x in promotions:
+        ax.axvline(x, color="grey", alpha=0.3, linewidth=1)
+    if promotions:
+        ax.plot([], [], color="grey", alpha=0.3, label=f"promotion ({len(promotions)})")
+    ax.set(title="Elo (random = 0)", xlabel="iteration", ylabel="Elo")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def write_report(run_dir: str | Path) -> Path:
     """Write the figures and ``summary.md``; returns the report directory."""
     run_dir = Path(run_dir)
     rows = read_metrics(run_dir)
-    plotted = rows + read_elo_rows(run_dir)
+    elo_rows = read_elo_rows(run_dir)
+    plotted = rows + elo_rows
+    promotions = [r["iteration"] for r in rows if r.get("arena/promoted", 0) > 0]
     out = run_dir / "report"
     out.mkdir(exist_ok=True)
     names = sorted({name for row in plotted for name in row} - {"iteration", "elapsed"})
@@ -101,11 +138,6 @@ def write_report(run_dir: str | Path) -> Path:
         for name in chosen:
             xs, ys = _series(plotted, name)
             ax.plot(xs, ys, label=name, marker="." if len(xs) < 50 else None)
-        promotions = [r["iteration"] for r in rows if r.get("arena/promoted", 0) > 0]
-        if filename == "elo.png" and promotions:
-            for x in promotions:
-                ax.axvline(x, color="grey", alpha=0.3, linewidth=1)
-            ax.plot([], [], color="grey", alpha=0.3, label="promotion")
         ax.set(title=title, xlabel="iteration", ylabel=ylabel)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
@@ -113,8 +145,17 @@ def write_report(run_dir: str | Path) -> Path:
         fig.savefig(out / filename, dpi=110)
         plt.close(fig)
         made.append(filename)
+    if elo_rows:
+        _elo_figure(out / "elo.png", elo_rows, promotions)
+        made.append("elo.png")
 
     last = rows[-1]
+    arena_rows = [r for r in rows if "arena/promoted" in r]
+    elo_lines = [
+        f"| {int(r['iteration'])} | {r['elo']:.0f} | [{r['elo_lower']:.0f}, {r['elo_upper']:.0f}] |"
+        for r in elo_rows
+        if "elo" in r
+    ]
     lines = [
         f"# Run report: {run_dir.name}",
         "",
@@ -125,6 +166,16 @@ def write_report(run_dir: str | Path) -> Path:
         "|---|---|",
         *[f"| {n} | {last[n]:.4g} |" for n in names if n in last],
         "",
+        *(
+            [f"Arena gate: {len(promotions)} promotions in {len(arena_rows)} matches.", ""]
+            if arena_rows
+            else []
+        ),
+        *(
+            ["| checkpoint | Elo | 95% interval |", "|---|---|---|", *elo_lines, ""]
+            if elo_lines
+            else []
+        ),
         *[f"![{f}]({f})" for f in made],
         "",
     ]

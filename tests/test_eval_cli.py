@@ -65,6 +65,9 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
 
     out = write_report(run)  # the report plots the ladder next to the metrics
     assert (out / "elo.png").exists() and (out / "losses.png").exists()
+    summary = (out / "summary.md").read_text()
+    assert "| checkpoint | Elo | 95% interval |" in summary
+    assert all(f"| {r['iteration']} | {r['elo']:.0f} |" in summary for r in data["rows"])
 
 
 @pytest.mark.parametrize(
