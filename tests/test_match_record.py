@@ -6,16 +6,17 @@ import numpy as np
 
 import envs
 from jaxzero.evaluate import make_paired_match, states_from_moves
-from jaxzero.opponents import make_opponent
 
 
 def test_recorded_match_replays_to_the_same_results():
     env = envs.make("tic_tac_toe")
-    random = make_opponent("random", env)
 
     def joint(params_a, params_b, states, a_moves, key):
-        first_legal = jnp.argmax(states.legal_action_mask, axis=1).astype(jnp.int32)
-        return jnp.where(a_moves, random(states, key), first_legal)
+        """A takes the first legal cell, B the last (the random openings vary the games)."""
+        mask = states.legal_action_mask  # bool [G, A]
+        first = jnp.argmax(mask, axis=1)
+        last = mask.shape[1] - 1 - jnp.argmax(mask[:, ::-1], axis=1)
+        return jnp.where(a_moves, first, last).astype(jnp.int32)
 
     games = 16
     match = make_paired_match(env, joint, games, opening_plies=2)

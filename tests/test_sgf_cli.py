@@ -8,7 +8,6 @@ import pytest
 from typer.testing import CliRunner
 
 import envs
-from jaxzero import networks
 from jaxzero.checkpoint import Checkpointer
 from jaxzero.cli import app
 from jaxzero.config import apply_overrides, config_to_dict, get_preset
@@ -24,19 +23,20 @@ TINY = {
 }
 
 
-def _make_run(root, game, overrides, step=5, init_network=True):
-    """A run directory with one checkpoint at ``step`` holding a freshly initialised
-    network (all zeros without ``init_network``). Agents read back only the network, so
-    the rest of the training state is zeros of the right shapes (cheaper than compiling
-    ``trainer.init``)."""
+def _make_run(root, game, overrides, step=5, random_network=True):
+    """A run directory with one checkpoint at ``step``. Agents read back only the
+    network, so the training state is zeros of the right shapes (cheaper than compiling
+    ``trainer.init``) except, with ``random_network``, the network's parameters: normal
+    draws from numpy (the tests need moves that vary, not a well-initialised network)."""
     config = apply_overrides(get_preset(game), {**TINY, **overrides})
     run = root / game
     prepare_run_dir(run, config, resume=False, force=False)
     trainer = make_trainer(config)
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
     state = jax.tree.map(lambda x: np.zeros(x.shape, x.dtype), abstract)
-    if init_network:
-        params = networks.init_params(trainer.network, trainer.env, jax.random.key(0))
+    if random_network:
+        rng = np.random.default_rng(0)
+        params = jax.tree.map(lambda x: rng.normal(0, 0.5, x.shape).astype(x.dtype), state.params)
         state = state.replace(params=params, best_params=params)
     state = state.replace(iteration=np.int32(step))
     with Checkpointer(run) as checkpointer:
@@ -138,7 +138,7 @@ def test_eval_writes_every_go_game_as_sgf(go_run, tmp_path):
 
 
 def test_eval_sgf_is_for_go_only(tmp_path):
-    run = _make_run(tmp_path, "tic_tac_toe", {"network.hidden_size": 8}, init_network=False)
+    run = _make_run(tmp_path, "tic_tac_toe", {"network.hidden_size": 8}, random_network=False)
     result = runner.invoke(app, ["eval", str(run), "--sgf", str(tmp_path / "games")])
     assert "--sgf game records are written for Go only" in _error_line(result)
     assert not (tmp_path / "games").exists()
