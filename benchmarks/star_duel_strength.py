@@ -11,9 +11,9 @@ agent moves by noise-free greedy search (``--simulations``, default the config's
 score ((wins + draws / 2) / games), each with its 95% Wilson interval, and the first-seat /
 second-seat split; a truncated game is a draw.
 
-Measured (2026-11-29, shared 2-core CPU under load ~11): ``jaxzero train star_duel
---seconds 600`` reached iteration 190 (193k positions); at 64 simulations it beat random
-400/0/0 (1.000, 95% [0.990, 1.000]) and greedy 264/2/134 (wins 0.660, 95% [0.612, 0.705]).
+Measured (2026-11-29): ``jaxzero train star_duel --seconds 1800`` reached iteration 2,790
+(2.86M positions); at 64 simulations it beat random 400/0/0 (1.000, 95% [0.990, 1.000])
+and greedy 311/1/88 (wins 0.777, 95% [0.734, 0.816]); docs/results.md has the details.
 """
 
 from __future__ import annotations
