@@ -56,6 +56,16 @@ CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
 
 
+def check_train_config(config: Config) -> None:
+    """ValueError, before anything is created, for settings the driver cannot honour."""
+    keep, every = config.train.keep_every, config.train.checkpoint_every
+    if keep and keep % every:
+        raise ValueError(
+            f"train.keep_every={keep} would keep only the checkpoints saved at multiples of "
+            f"both it and train.checkpoint_every={every}; make it a multiple of {every}"
+        )
+
+
 @functools.lru_cache(maxsize=8)
 def cached_trainer(config: Config, record_games: bool = False) -> Trainer:
     """One Trainer (and so one compiled iteration) per config within a process."""
@@ -201,6 +211,8 @@ def train(
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
     main = sharding.is_main_process()
+    if config is not None:
+        check_train_config(config)
     if sgf is not None and config is not None:  # refuse before creating the run directory
         from jaxzero.game_records import require_go
 

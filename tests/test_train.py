@@ -149,3 +149,10 @@ def test_checkpointer_keeps_the_newest_and_every_kth(tmp_path):
         for step in range(1, 12):
             checkpointer.save(step, {"step": jnp.int32(step)}, {})
         assert checkpointer.steps() == [4, 8, 9, 10, 11]
+
+
+def test_keep_every_must_be_a_multiple_of_the_checkpoint_interval(tmp_path, config):
+    bad = apply_overrides(config, {"train.keep_every": 3})  # checkpoint_every is 2
+    with pytest.raises(ValueError, match="make it a multiple of 2"):
+        train(tmp_path / "run", bad, iterations=1)
+    assert not (tmp_path / "run").exists()
