@@ -226,10 +226,6 @@ def train(
     if sgf is not None and jax.process_count() > 1:
         raise ValueError("--sgf records self-play on a single host only; drop it or use one")
     trainer = cached_trainer(config, record_games=sgf is not None)
-    if sgf is not None:  # before any compile (a resumed run's game is known only now)
-        from jaxzero.game_records import SelfPlayRecorder, require_go
-
-        require_go(trainer.env, "self-play SGF records")
     if iterations is None and seconds is None:
         iterations = config.train.iterations
 
@@ -249,7 +245,11 @@ def train(
             state = trainer.init(key)  # the run was stopped before its first checkpoint
     else:
         state = trainer.init(key)
-    recorder = None if sgf is None else SelfPlayRecorder(trainer.env, sgf, fresh=fresh)
+    recorder = None
+    if sgf is not None:  # refuses a non-Go game (a resumed run's game is known only now)
+        from jaxzero.game_records import SelfPlayRecorder
+
+        recorder = SelfPlayRecorder(trainer.env, sgf, fresh=fresh)
 
     iteration = int(state.iteration)
     start = time.monotonic()
