@@ -12,11 +12,13 @@ self-play and training use one code path (no train/eval mode switch).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from envs.core import Env
 from jaxzero.config import NetworkConfig
@@ -24,14 +26,77 @@ from jaxzero.config import NetworkConfig
 ApplyFn = Callable[[dict, jax.Array], tuple[jax.Array, jax.Array]]
 
 
+def conv_general_dilated(lhs, rhs, window_strides, padding, **options) -> jax.Array:
+    """``lax.conv_general_dilated`` with the same forward and the same gradients, written
+    so that XLA computes the gradients fast inside a loop.
+
+    XLA on CPU runs a convolution's gradients ~7-14x slower inside a while loop (the
+    learner's ``lax.scan`` of K updates) than in straight-line code, while forward
+    convolutions, slices and matmuls run at full speed in both
+    (``benchmarks/learner_step.py``). So the backward pass here is made of those: the
+    input gradient is a forward convolution of the output gradient with the kernel turned
+    180° (I/O swapped), the kernel gradient a sum of matmuls over shifted input slices.
+    Covers what our networks use (NHWC inputs, HWIO kernels, stride 1, no dilation or
+    groups); anything else is plain ``lax.conv_general_dilated``.
+    """
+    conv = functools.partial(
+        lax.conv_general_dilated, window_strides=window_strides, padding=padding, **options
+    )
+    nhwc = lax.conv_dimension_numbers(lhs.shape, rhs.shape, ("NHWC", "HWIO", "NHWC"))
+    plain = (
+        lhs.ndim == 4
+        and options.get("dimension_numbers") in (nhwc, ("NHWC", "HWIO", "NHWC"))
+        and tuple(window_strides) == (1, 1)
+        and options.get("feature_group_count", 1) == 1
+        and all(tuple(options.get(d) or (1, 1)) == (1, 1) for d in ("lhs_dilation", "rhs_dilation"))
+    )
+    if not plain:
+        return conv(lhs, rhs)
+
+    @jax.custom_vjp
+    def f(x, kernel):
+        return conv(x, kernel)
+
+    def forward(x, kernel):
+        return conv(x, kernel), (x, kernel)
+
+    def backward(residuals, g):
+        x, kernel = residuals  # [N, H, W, I], [kh, kw, I, O]
+        kh, kw, _, _ = kernel.shape
+        pads = padding
+        if isinstance(padding, str):
+            pads = lax.padtype_to_pads(x.shape[1:3], (kh, kw), (1, 1), padding)
+        # Input gradient: the output gradient convolved with the kernel turned 180° and
+        # its I/O swapped, as a plain forward convolution (what XLA does fast).
+        flipped = jnp.flip(kernel, (0, 1)).transpose(0, 1, 3, 2)  # [kh, kw, O, I]
+        back_pads = [(k - 1 - lo, k - 1 - hi) for k, (lo, hi) in zip((kh, kw), pads, strict=True)]
+        dx = lax.conv_general_dilated(g, flipped, (1, 1), back_pads, dimension_numbers=nhwc)
+        xp = jnp.pad(x, [(0, 0), *pads, (0, 0)])
+        h, w = g.shape[1:3]
+        dk = jnp.stack(  # [kh * kw, I, O]: Σ over batch and board of input x output gradient
+            [
+                jnp.einsum("nhwi,nhwo->io", xp[:, a : a + h, b : b + w], g)
+                for a in range(kh)
+                for b in range(kw)
+            ]
+        )
+        return dx, dk.reshape(kernel.shape).astype(kernel.dtype)
+
+    f.defvjp(forward, backward)
+    return f(lhs, rhs)
+
+
+Conv = functools.partial(nn.Conv, conv_general_dilated=conv_general_dilated)
+
+
 class ResidualBlock(nn.Module):
     channels: int
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        y = nn.Conv(self.channels, (3, 3))(x)
+        y = Conv(self.channels, (3, 3))(x)
         y = nn.relu(nn.LayerNorm()(y))
-        y = nn.Conv(self.channels, (3, 3))(y)
+        y = Conv(self.channels, (3, 3))(y)
         y = nn.LayerNorm()(y)
         return nn.relu(x + y)
 
@@ -47,17 +112,17 @@ class ResNet(nn.Module):
     @nn.compact
     def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
         x = observation.astype(jnp.float32)  # [B, H, W, C]
-        x = nn.relu(nn.LayerNorm()(nn.Conv(self.channels, (3, 3))(x)))
+        x = nn.relu(nn.LayerNorm()(Conv(self.channels, (3, 3))(x)))
         for _ in range(self.num_blocks):
             x = ResidualBlock(self.channels)(x)
 
         # The heads' 1x1 convs have 1-2 channels: a LayerNorm over so few features would
         # erase them (over one channel it outputs a constant), so the heads read the
         # normalised trunk directly.
-        p = nn.relu(nn.Conv(2, (1, 1))(x))
+        p = nn.relu(Conv(2, (1, 1))(x))
         logits = nn.Dense(self.num_actions)(p.reshape(p.shape[0], -1))  # [B, A]
 
-        v = nn.relu(nn.Conv(1, (1, 1))(x))
+        v = nn.relu(Conv(1, (1, 1))(x))
         v = nn.relu(nn.Dense(self.channels)(v.reshape(v.shape[0], -1)))
         value = jnp.tanh(nn.Dense(1)(v)[:, 0])  # [B]
         return logits, value

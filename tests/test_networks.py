@@ -6,7 +6,7 @@ import pytest
 
 import envs
 from jaxzero.config import NetworkConfig
-from jaxzero.networks import init_params, make_apply_fn, make_network
+from jaxzero.networks import conv_general_dilated, init_params, make_apply_fn, make_network
 
 
 @pytest.mark.parametrize("kind, game", [("resnet", "connect_four"), ("mlp", "tic_tac_toe")])
@@ -19,3 +19,45 @@ def test_policy_and_value_depend_on_the_position(kind, game):
     assert logits.shape == (16, env.num_actions) and value.shape == (16,)
     assert float(jnp.std(value)) > 1e-4, "the value head ignores its input"
     assert float(jnp.std(logits, axis=0).mean()) > 1e-4, "the policy head ignores its input"
+
+
+@pytest.mark.parametrize(
+    "kernel_size, padding",
+    [((3, 3), "SAME"), ((1, 1), "SAME"), ((3, 2), "VALID"), ((3, 3), ((2, 0), (1, 1)))],
+)
+def test_conv_has_the_forward_and_gradients_of_lax_conv(kernel_size, padding):
+    """Our convolution (hand-written backward pass, fast inside loops) computes what
+    lax.conv_general_dilated computes, value and both gradients, for every padding."""
+    x = jax.random.normal(jax.random.key(0), (5, 6, 7, 3))
+    kernel = jax.random.normal(jax.random.key(1), (*kernel_size, 3, 4))
+    numbers = jax.lax.conv_dimension_numbers(x.shape, kernel.shape, ("NHWC", "HWIO", "NHWC"))
+
+    def loss(conv):
+        def f(x, kernel):
+            y = conv(x, kernel, (1, 1), padding, dimension_numbers=numbers)
+            return jnp.sin(y).sum()  # a non-linear readout: every output gradient differs
+
+        return f
+
+    ours, ref = loss(conv_general_dilated), loss(jax.lax.conv_general_dilated)
+    assert jnp.allclose(ours(x, kernel), ref(x, kernel))
+    for got, want in zip(
+        jax.grad(ours, (0, 1))(x, kernel), jax.grad(ref, (0, 1))(x, kernel), strict=True
+    ):
+        assert got.shape == want.shape
+        assert jnp.allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_falls_back_to_lax_for_strides():
+    x = jax.random.normal(jax.random.key(0), (2, 6, 6, 3))
+    kernel = jax.random.normal(jax.random.key(1), (3, 3, 3, 4))
+    numbers = ("NHWC", "HWIO", "NHWC")
+    got = jax.grad(
+        lambda k: conv_general_dilated(x, k, (2, 2), "SAME", dimension_numbers=numbers).sum()
+    )(kernel)
+    want = jax.grad(
+        lambda k: jax.lax.conv_general_dilated(
+            x, k, (2, 2), "SAME", dimension_numbers=numbers
+        ).sum()
+    )(kernel)
+    assert jnp.allclose(got, want, rtol=1e-4, atol=1e-4)
