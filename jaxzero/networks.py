@@ -91,38 +91,41 @@ Conv = functools.partial(nn.Conv, conv_general_dilated=conv_general_dilated)
 
 class ResidualBlock(nn.Module):
     channels: int
+    conv: Callable[..., nn.Module] = Conv
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        y = Conv(self.channels, (3, 3))(x)
+        y = self.conv(self.channels, (3, 3))(x)
         y = nn.relu(nn.LayerNorm()(y))
-        y = Conv(self.channels, (3, 3))(y)
+        y = self.conv(self.channels, (3, 3))(y)
         y = nn.LayerNorm()(y)
         return nn.relu(x + y)
 
 
 class ResNet(nn.Module):
     """AlphaZero's tower, small: a 3x3 conv stem, ``num_blocks`` residual blocks, then a
-    policy head (1x1 conv, dense to A logits) and a value head (1x1 conv, dense, tanh)."""
+    policy head (1x1 conv, dense to A logits) and a value head (1x1 conv, dense, tanh).
+    ``conv`` builds each convolution (Flax's ``nn.Conv`` works too: same parameters)."""
 
     num_actions: int
     num_blocks: int
     channels: int
+    conv: Callable[..., nn.Module] = Conv
 
     @nn.compact
     def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
         x = observation.astype(jnp.float32)  # [B, H, W, C]
-        x = nn.relu(nn.LayerNorm()(Conv(self.channels, (3, 3))(x)))
+        x = nn.relu(nn.LayerNorm()(self.conv(self.channels, (3, 3))(x)))
         for _ in range(self.num_blocks):
-            x = ResidualBlock(self.channels)(x)
+            x = ResidualBlock(self.channels, self.conv)(x)
 
         # The heads' 1x1 convs have 1-2 channels: a LayerNorm over so few features would
         # erase them (over one channel it outputs a constant), so the heads read the
         # normalised trunk directly.
-        p = nn.relu(Conv(2, (1, 1))(x))
+        p = nn.relu(self.conv(2, (1, 1))(x))
         logits = nn.Dense(self.num_actions)(p.reshape(p.shape[0], -1))  # [B, A]
 
-        v = nn.relu(Conv(1, (1, 1))(x))
+        v = nn.relu(self.conv(1, (1, 1))(x))
         v = nn.relu(nn.Dense(self.channels)(v.reshape(v.shape[0], -1)))
         value = jnp.tanh(nn.Dense(1)(v)[:, 0])  # [B]
         return logits, value
