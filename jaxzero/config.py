@@ -56,11 +56,15 @@ class SelfPlayConfig:
     """Batched self-play: ``batch_size`` games stepped together, ``moves_per_iteration``
     moves each per iteration. For the first ``temperature_moves`` plies of a game the move
     is sampled with probability proportional to N(a)^(1/temperature); after that it is the
-    search's greedy choice. ``discount`` is the value-target discount γ (1 = AlphaZero)."""
+    search's greedy choice. The first ``opening_plies`` plies are instead uniformly random
+    legal moves (the search still runs and its policy is still the target): varied
+    openings, so the network also learns positions its own play would never reach.
+    ``discount`` is the value-target discount γ (1 = AlphaZero)."""
 
     batch_size: int = 256  # B
     moves_per_iteration: int = 16  # T
     temperature_moves: int = 0
+    opening_plies: int = 0
     temperature: float = 1.0
     discount: float = 1.0
 

@@ -131,6 +131,12 @@ def make_selfplay_fn(
             temperature_moves=sp_cfg.temperature_moves,
             temperature=sp_cfg.temperature,
         )
+        if sp_cfg.opening_plies > 0:  # uniformly random legal moves open every game
+            k_open = jax.random.fold_in(k_act, 1)
+            opening = jax.random.categorical(
+                k_open, jnp.where(states.legal_action_mask, 0.0, -jnp.inf), axis=-1
+            ).astype(jnp.int32)
+            action = jnp.where(states.step_count < sp_cfg.opening_plies, opening, action)
 
         at = sp.length  # [B]
         sp = sp.replace(

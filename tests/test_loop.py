@@ -10,7 +10,7 @@ from double_move import DoubleMove
 
 import envs
 from jaxzero import config as config_lib
-from jaxzero import loop, replay
+from jaxzero import loop, networks, replay, selfplay
 
 GAMMA = 0.9
 
@@ -149,3 +149,38 @@ def test_presets_and_overrides():
         assert config_lib.config_from_dict(data) == preset
     with pytest.raises(ValueError, match="unknown config keys: search.bogus"):
         config_lib.config_from_dict({"search": {"bogus": 1}})
+
+
+@pytest.mark.parametrize("opening_plies", [0, 2])
+def test_opening_plies_are_uniformly_random_and_still_searched(opening_plies):
+    """Without opening plies the (untrained, low-noise) search favours a few first moves;
+    with them the first moves are spread evenly over the legal cells, no game is ended by
+    an illegal move, and every position keeps its search policy as the target."""
+    env = envs.make("tic_tac_toe")
+    config = config_lib.apply_overrides(
+        config_lib.get_preset("tic_tac_toe"),
+        {
+            "search.kind": "puct",
+            "search.num_simulations": 4,
+            "search.dirichlet_fraction": 0.0,
+            "selfplay.batch_size": 512,
+            "selfplay.moves_per_iteration": 3,
+            "selfplay.temperature_moves": 0,
+            "selfplay.opening_plies": opening_plies,
+        },
+    )
+    network = networks.make_network(config.network, env)
+    apply_fn = networks.make_apply_fn(network)
+    params = networks.init_params(network, env, jax.random.key(1))
+    play = jax.jit(selfplay.make_selfplay_fn(config, env, apply_fn, record=True))
+    sp = selfplay.init_selfplay(env, 512, jax.random.key(2))
+    sp, _, _, moves = play(params, sp, replay.init_replay(env, 16), jax.random.key(3))
+    action = np.asarray(moves["action"])  # [T, B]
+    assert not np.asarray(moves["done"]).any()  # no illegal move ended a game
+    for ply in range(3):
+        counts = np.bincount(action[ply], minlength=9)
+        if ply < opening_plies:  # ~512/9 = 57 each
+            assert counts.min() >= 30 and counts.max() <= 90, counts
+        elif ply == 0:
+            assert counts.max() > 100, counts
+    np.testing.assert_allclose(np.asarray(sp.policy[:, :3]).sum(-1), 1.0, rtol=1e-5)
