@@ -99,11 +99,11 @@ def load_agent(path: str | Path, *, step: int | None = None) -> Agent:
     trainer = make_trainer(apply_overrides(config, {"train.num_devices": 1}))
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
     with Checkpointer(run_dir) as checkpointer:
-        state, _ = checkpointer.restore(abstract, step)
+        state = checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
     return Agent(
         config=config,
         env=trainer.env,
-        params=state.best_params,  # the playing network (the learner unless the gate is on)
+        params=state["best_params"],  # the playing network (the learner unless the gate is on)
         apply_fn=trainer.apply_fn,
-        iteration=int(state.iteration),
+        iteration=int(state["iteration"]),
     )

@@ -81,6 +81,34 @@ class Checkpointer:
 
     def restore(self, abstract_state: Any, step: int | None = None) -> tuple[Any, dict[str, Any]]:
         """Read checkpoint ``step`` (default: the latest) shaped like ``abstract_state``."""
+        step = self._check_step(step)
+        abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
+        restored = self._restore(
+            step,
+            state=ocp.args.StandardRestore(_storable_target(abstract)),
+            config=ocp.args.JsonRestore(),
+        )
+        return _from_storable(restored.state, abstract_state), restored.config
+
+    def restore_fields(self, abstract_state: Any, fields: list[str], step: int | None = None):
+        """Only the named top-level fields of checkpoint ``step``, as a dict shaped like
+        those fields of ``abstract_state``: an agent needs its parameters, not the replay
+        buffer, and reads them whatever else the saved state holds."""
+        step = self._check_step(step)
+        target = {name: getattr(abstract_state, name) for name in fields}
+        target = _storable_target(jax.tree.map(ocp.utils.to_shape_dtype_struct, target))
+        restored = self._restore(
+            step,
+            state=ocp.args.PyTreeRestore(
+                target,
+                restore_args=ocp.checkpoint_utils.construct_restore_args(target),
+                partial_restore=True,
+            ),
+        )
+        wanted = {name: getattr(abstract_state, name) for name in fields}
+        return _from_storable(dict(restored.state), wanted)
+
+    def _check_step(self, step: int | None) -> int:
         step = self.latest_step() if step is None else step
         if step is None:
             raise CheckpointError(f"no checkpoint in {self.directory}; start a new run instead")
@@ -88,22 +116,17 @@ class Checkpointer:
             raise CheckpointError(
                 f"no checkpoint {step} in {self.directory}; available: {self.steps()}"
             )
-        abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
+        return step
+
+    def _restore(self, step: int, **items: Any) -> Any:
         try:
-            restored = self._manager.restore(
-                step,
-                args=ocp.args.Composite(
-                    state=ocp.args.StandardRestore(_storable_target(abstract)),
-                    config=ocp.args.JsonRestore(),
-                ),
-            )
+            return self._manager.restore(step, args=ocp.args.Composite(**items))
         except Exception as error:  # orbax raises many types for damaged files
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise CheckpointError(
                 f"checkpoint {step} in {self.directory} is unreadable ({reason}); "
                 f"delete that folder to resume from an earlier one"
             ) from error
-        return _from_storable(restored.state, abstract_state), restored.config
 
     def close(self) -> None:
         self._manager.close()

@@ -104,6 +104,8 @@ def test_unfinished_save_is_ignored_and_corrupt_checkpoint_is_explained(tmp_path
             path.write_bytes(b"garbage")
     with pytest.raises(CheckpointError, match="checkpoint 4 .* is unreadable"):
         train(run, resume=True, iterations=5)
+    with pytest.raises(CheckpointError, match="checkpoint 4 .* is unreadable"):
+        load_agent(run)
     with Checkpointer(run) as checkpointer:
         assert checkpointer.steps() == [2, 4]  # nothing deleted, nothing restarted
 
@@ -113,6 +115,8 @@ def test_agent_plays_through_a_pipe(straight_run):
     assert agent.iteration == 4 and agent.config.game == "tic_tac_toe"
     again = load_agent(straight_run / "checkpoints" / "2")
     assert again.iteration == 2
+    full = _restore(straight_run, agent.config, 2)  # the agent reads only its parameters
+    jax.tree.map(np.testing.assert_array_equal, again.params, full.best_params)
     moves = "\n".join(["0", "ten", "5", "5", *[str(c) for c in range(1, 10)]]) + "\n"
     out = io.StringIO()
     reward = play_game(
