@@ -12,6 +12,7 @@ restore, so any TrainState that JAX can hold can be saved.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,13 @@ class Checkpointer:
     def restore(self, abstract_state: Any, step: int | None = None) -> tuple[Any, dict[str, Any]]:
         """Read checkpoint ``step`` (default: the latest) shaped like ``abstract_state``."""
         step = self._check_step(step)
+        difference = self._layout_difference(step, abstract_state)
+        if difference:
+            raise CheckpointError(
+                f"checkpoint {step} in {self.directory} holds a training state of another "
+                f"jaxzero version ({difference}), so it cannot be resumed; its network still "
+                f"plays (jaxzero eval/play load it): start a new run in a new --out directory"
+            )
         abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
         restored = self._restore(
             step,
@@ -117,6 +125,30 @@ class Checkpointer:
                 f"no checkpoint {step} in {self.directory}; available: {self.steps()}"
             )
         return step
+
+    def _layout_difference(self, step: int, abstract_state: Any) -> str:
+        """'' if checkpoint ``step`` stores the fields of ``abstract_state`` (a dataclass
+        pytree, and each dataclass field of it), else which fields are missing or extra."""
+        try:
+            saved = ocp.PyTreeCheckpointer().metadata(self.directory / str(step) / "state")
+            saved = saved.item_metadata
+        except Exception:  # unreadable metadata: the restore itself reports it
+            return ""
+        problems = []
+
+        def compare(prefix: str, target: Any, stored: Any) -> None:
+            if not dataclasses.is_dataclass(target) or not hasattr(stored, "keys"):
+                return
+            names = [f.name for f in dataclasses.fields(target)]
+            missing = sorted(set(names) - set(stored.keys()))
+            extra = sorted(set(stored.keys()) - set(names))
+            problems.extend(f"missing {prefix}{n}" for n in missing)
+            problems.extend(f"unknown {prefix}{n}" for n in extra)
+            for name in set(names) & set(stored.keys()):
+                compare(f"{prefix}{name}.", getattr(target, name), stored[name])
+
+        compare("", abstract_state, saved)
+        return ", ".join(problems)
 
     def _restore(self, step: int, **items: Any) -> Any:
         try:

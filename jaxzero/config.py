@@ -59,7 +59,8 @@ class SelfPlayConfig:
     search's greedy choice. The first ``opening_plies`` plies are instead uniformly random
     legal moves (the search still runs and its policy is still the target): varied
     openings, so the network also learns positions its own play would never reach.
-    ``discount`` is the value-target discount γ (1 = AlphaZero)."""
+    ``discount`` is the value-target discount γ (1 = AlphaZero); ``root_value_weight``
+    w mixes the search's root value q into it: target = (1 - w) · γ^k · z + w · q."""
 
     batch_size: int = 256  # B
     moves_per_iteration: int = 16  # T
@@ -67,6 +68,7 @@ class SelfPlayConfig:
     opening_plies: int = 0
     temperature: float = 1.0
     discount: float = 1.0
+    root_value_weight: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,16 +1,19 @@
 """Batched self-play: B games stepped together by ``lax.scan``, persisting across calls.
 
 Each game carries its env state and its trajectory so far (at most ``env.max_steps``
-positions: observation, search policy, legal mask, mover). A call plays T moves of every
+positions: observation, search policy, legal mask, mover, root value). A call plays T moves of every
 game. When a game ends (terminated or truncated) after the move at ply ``n - 1``, each of
 its positions ``i < n`` is labelled
 
-    value_target_i = γ^(n - 1 - i) · z[mover_i]
+    value_target_i = (1 - w) · γ^(n - 1 - i) · z[mover_i] + w · q_i
 
-where ``z`` is the game's total reward per player and ``mover_i`` the player to move at
+where ``z`` is the game's total reward per player, ``mover_i`` the player to move at
 position ``i`` (so the position of the last decision gets ``z`` itself and γ < 1 prefers
-quick wins), all of them are written to the replay buffer in order, and the game restarts
-from ``env.init``. No game is cut off because a call ended: the next call continues it.
+quick wins), ``q_i`` the search's root value there (mover's view) and ``w`` the config's
+``root_value_weight`` (0 = AlphaZero's pure outcome; mixing in ``q`` trades the outcome's
+noise, which moves played later add, for the search's bias). All of them are written to
+the replay buffer in order, and the game restarts from ``env.init``. No game is cut off
+because a call ended: the next call continues it.
 
 The write is one masked scatter of the fixed-shape [B, L] trajectory block per move,
 rows of unfinished games and slots past a game's length being dropped.
@@ -42,6 +45,7 @@ class SelfPlayState:
     policy: Array  # float32 [B, L, A] search policies
     legal_action_mask: Array  # bool [B, L, A]
     player: Array  # int32 [B, L]  mover at each position
+    root_value: Array  # float32 [B, L]  search value at each position, mover's view
     length: Array  # int32 [B]  positions recorded in the current game
     returns: Array  # float32 [B, 2]  rewards summed over the current game
 
@@ -74,6 +78,7 @@ def init_selfplay(env: Env, batch_size: int, key: Array) -> SelfPlayState:
         policy=jnp.zeros((b, length, a), jnp.float32),
         legal_action_mask=jnp.zeros((b, length, a), jnp.bool_),
         player=jnp.zeros((b, length), jnp.int32),
+        root_value=jnp.zeros((b, length), jnp.float32),
         length=jnp.zeros((b,), jnp.int32),
         returns=jnp.zeros((b, 2), jnp.float32),
     )
@@ -83,13 +88,17 @@ def _entropy(p: Array) -> Array:
     return -jnp.sum(jnp.where(p > 0, p * jnp.log(jnp.where(p > 0, p, 1.0)), 0.0), axis=-1)
 
 
-def finished_games_batch(sp: SelfPlayState, done: Array, discount: float):
+def finished_games_batch(
+    sp: SelfPlayState, done: Array, discount: float, root_value_weight: float = 0.0
+):
     """The positions of finished games, flattened game-major: (Batch [B*L], valid [B*L])."""
     b, n = sp.player.shape
     ply = jnp.arange(n, dtype=jnp.int32)[None, :]  # [1, L]
     z = jnp.take_along_axis(sp.returns, sp.player, axis=1)  # [B, L] outcome for each mover
     plies_after = (sp.length[:, None] - 1 - ply).astype(jnp.float32)  # [B, L]
     target = z * jnp.power(jnp.float32(discount), jnp.maximum(plies_after, 0.0))
+    if root_value_weight:
+        target = (1.0 - root_value_weight) * target + root_value_weight * sp.root_value
     valid = done[:, None] & (ply < sp.length[:, None])  # [B, L]
     batch = replay_lib.Batch(
         observation=sp.observation.reshape(b * n, *sp.observation.shape[2:]),
@@ -144,13 +153,16 @@ def make_selfplay_fn(
             policy=sp.policy.at[rows, at].set(output.action_weights),
             legal_action_mask=sp.legal_action_mask.at[rows, at].set(states.legal_action_mask),
             player=sp.player.at[rows, at].set(states.current_player),
+            root_value=sp.root_value.at[rows, at].set(output.search_tree.summary().value),
             length=at + 1,
         )
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
         sp = sp.replace(returns=sp.returns + nxt.rewards)
         done = nxt.terminated | nxt.truncated  # bool [B]
 
-        batch, valid = finished_games_batch(sp, done, sp_cfg.discount)
+        batch, valid = finished_games_batch(
+            sp, done, sp_cfg.discount, sp_cfg.root_value_weight
+        )
         buffer = replay_lib.add(buffer, batch, valid)
 
         fresh = jax.vmap(env.init)(jax.random.split(k_reset, b))

@@ -64,6 +64,11 @@ def check_train_config(config: Config) -> None:
             f"train.keep_every={keep} would keep only the checkpoints saved at multiples of "
             f"both it and train.checkpoint_every={every}; make it a multiple of {every}"
         )
+    weight = config.selfplay.root_value_weight
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"selfplay.root_value_weight={weight} must be between 0 and 1")
+    if config.selfplay.opening_plies < 0:
+        raise ValueError(f"selfplay.opening_plies={config.selfplay.opening_plies} must be >= 0")
 
 
 @functools.lru_cache(maxsize=8)

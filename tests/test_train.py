@@ -15,7 +15,7 @@ from jaxzero.checkpoint import Checkpointer, CheckpointError
 from jaxzero.config import apply_overrides, get_preset
 from jaxzero.play import play_game
 from jaxzero.report import write_report
-from jaxzero.train import cached_trainer, train
+from jaxzero.train import cached_trainer, load_run_config, train
 
 TINY = {
     "selfplay.batch_size": 8,
@@ -160,3 +160,34 @@ def test_keep_every_must_be_a_multiple_of_the_checkpoint_interval(tmp_path, conf
     with pytest.raises(ValueError, match="make it a multiple of 2"):
         train(tmp_path / "run", bad, iterations=1)
     assert not (tmp_path / "run").exists()
+    for key, value, message in [
+        ("selfplay.root_value_weight", 1.5, "must be between 0 and 1"),
+        ("selfplay.opening_plies", -1, "must be >= 0"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            train(tmp_path / "run", apply_overrides(config, {key: value}), iterations=1)
+        assert not (tmp_path / "run").exists()
+
+
+def test_a_checkpoint_of_another_layout_is_not_resumed_but_still_plays(tmp_path, straight_run):
+    """A run saved by a jaxzero whose TrainState had other fields: resuming says so in one
+    line and touches nothing; the agent (parameters only) still loads."""
+    run = tmp_path / "run"
+    shutil.copytree(straight_run, run)
+    abstract = jax.eval_shape(cached_trainer(load_run_config(run)).init, jax.random.key(0))
+    with Checkpointer(run) as checkpointer:
+        state = checkpointer.restore(abstract, 4)[0]
+        fewer = dict(state.selfplay.__dict__)
+        del fewer["root_value"]  # as saved before self-play kept root values
+        older = {f: getattr(state, f) for f in state.__dataclass_fields__}
+        older["selfplay"] = fewer
+        checkpointer.save(6, older, json.loads((run / "config.json").read_text()))
+    with pytest.raises(
+        CheckpointError,
+        match="checkpoint 6 .* another jaxzero version "
+        r"\(missing selfplay.root_value\)",
+    ):
+        train(run, resume=True, iterations=8)
+    assert load_agent(run).iteration == 4
+    with Checkpointer(run) as checkpointer:
+        assert checkpointer.steps() == [2, 4, 6]
