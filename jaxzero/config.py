@@ -28,6 +28,8 @@ class NetworkConfig:
     kind: str = "auto"  # "auto" | "resnet" | "mlp"
     num_blocks: int = 2  # ResNet: residual blocks after the stem
     channels: int = 32  # ResNet: channels of every conv
+    value_channels: int = 1  # ResNet value head: channels of its 1x1 conv
+    value_hidden: int = 0  # ResNet value head: units of its hidden layer (0: channels)
     hidden_size: int = 128  # MLP: width of each hidden layer
     num_layers: int = 2  # MLP: hidden layers
 

@@ -104,13 +104,16 @@ class ResidualBlock(nn.Module):
 
 class ResNet(nn.Module):
     """AlphaZero's tower, small: a 3x3 conv stem, ``num_blocks`` residual blocks, then a
-    policy head (1x1 conv, dense to A logits) and a value head (1x1 conv, dense, tanh).
+    policy head (1x1 conv, dense to A logits) and a value head (1x1 conv to
+    ``value_channels``, dense to ``value_hidden`` units (0: ``channels``), dense, tanh).
     ``conv`` builds each convolution (Flax's ``nn.Conv`` works too: same parameters)."""
 
     num_actions: int
     num_blocks: int
     channels: int
     conv: Callable[..., nn.Module] = Conv
+    value_channels: int = 1
+    value_hidden: int = 0
 
     @nn.compact
     def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -125,8 +128,9 @@ class ResNet(nn.Module):
         p = nn.relu(self.conv(2, (1, 1))(x))
         logits = nn.Dense(self.num_actions)(p.reshape(p.shape[0], -1))  # [B, A]
 
-        v = nn.relu(self.conv(1, (1, 1))(x))
-        v = nn.relu(nn.Dense(self.channels)(v.reshape(v.shape[0], -1)))
+        v = nn.relu(self.conv(self.value_channels, (1, 1))(x))
+        v = nn.Dense(self.value_hidden or self.channels)(v.reshape(v.shape[0], -1))
+        v = nn.relu(v)
         value = jnp.tanh(nn.Dense(1)(v)[:, 0])  # [B]
         return logits, value
 
@@ -159,7 +163,13 @@ def make_network(config: NetworkConfig, env: Env) -> nn.Module:
             raise ValueError(
                 f"a ResNet needs (H, W, C) observations, {env.id} has {env.observation_shape}"
             )
-        return ResNet(env.num_actions, config.num_blocks, config.channels)
+        return ResNet(
+            env.num_actions,
+            config.num_blocks,
+            config.channels,
+            value_channels=config.value_channels,
+            value_hidden=config.value_hidden,
+        )
     if kind == "mlp":
         return MLP(env.num_actions, config.hidden_size, config.num_layers)
     raise ValueError(f"unknown network kind {config.kind!r}; choose auto, resnet or mlp")

@@ -61,3 +61,24 @@ def test_conv_falls_back_to_lax_for_strides():
         ).sum()
     )(kernel)
     assert jnp.allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_value_head_width_is_configurable_and_defaults_to_the_original_head():
+    """Defaults give the head every earlier run saved (1 channel, ``channels`` hidden units),
+    so their checkpoints still load; wider heads are opt-in per config."""
+    env = envs.make("connect_four")  # 6 x 7 board
+    shapes = {}
+    for value_channels, value_hidden in [(1, 0), (8, 128)]:
+        config = NetworkConfig(
+            kind="resnet", channels=16, value_channels=value_channels, value_hidden=value_hidden
+        )
+        params = init_params(make_network(config, env), env, jax.random.key(0))["params"]
+        shapes[value_channels] = {
+            name: layer["kernel"].shape for name, layer in params.items() if "kernel" in layer
+        }
+        logits, value = make_apply_fn(make_network(config, env))(
+            {"params": params}, jnp.zeros((3, *env.observation_shape))
+        )
+        assert logits.shape == (3, 7) and value.shape == (3,)
+    assert (1, 1, 16, 1) in shapes[1].values() and (42, 16) in shapes[1].values()
+    assert (1, 1, 16, 8) in shapes[8].values() and (42 * 8, 128) in shapes[8].values()
