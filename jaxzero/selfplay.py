@@ -160,9 +160,7 @@ def make_selfplay_fn(
         sp = sp.replace(returns=sp.returns + nxt.rewards)
         done = nxt.terminated | nxt.truncated  # bool [B]
 
-        batch, valid = finished_games_batch(
-            sp, done, sp_cfg.discount, sp_cfg.root_value_weight
-        )
+        batch, valid = finished_games_batch(sp, done, sp_cfg.discount, sp_cfg.root_value_weight)
         buffer = replay_lib.add(buffer, batch, valid)
 
         fresh = jax.vmap(env.init)(jax.random.split(k_reset, b))
