@@ -197,9 +197,13 @@ PRESETS: dict[str, Config] = {
     # iterations make the learning curve. 32 updates of 256 per 4,096 positions played
     # (each position is sampled ~2x while in replay): with gradients fast inside the
     # compiled loop (networks.conv_general_dilated) they cost ~1/3 of the self-play.
+    # The value head reads 8 channels into 128 units (not 1 into 32): nearly free, and in
+    # the gated hour it kept the result in 89.1% of critical positions, not 86.9%.
     "connect_four": Config(
         game="connect_four",
-        network=NetworkConfig(kind="resnet", num_blocks=2, channels=32),
+        network=NetworkConfig(
+            kind="resnet", num_blocks=2, channels=32, value_channels=8, value_hidden=128
+        ),
         search=SearchConfig(kind="gumbel", num_simulations=16, eval_simulations=64),
         selfplay=SelfPlayConfig(batch_size=256, moves_per_iteration=16, temperature_moves=6),
         replay=ReplayConfig(capacity=200_000, min_size=4_096),
