@@ -41,6 +41,11 @@ def _storable_target(abstract: Any) -> Any:
     return jax.tree.map(target, abstract)
 
 
+def _restore_target(abstract: Any) -> Any:
+    """What orbax restores into: shapes and dtypes of ``abstract``, keys as raw data."""
+    return _storable_target(jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract))
+
+
 def _from_storable(tree: Any, abstract: Any) -> Any:
     def restore(x: Any, like: Any) -> Any:
         if _is_key(like):
@@ -90,10 +95,9 @@ class Checkpointer:
                 f"jaxzero version ({difference}), so it cannot be resumed; its network still "
                 f"plays (jaxzero eval/play load it): start a new run in a new --out directory"
             )
-        abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
         restored = self._restore(
             step,
-            state=ocp.args.StandardRestore(_storable_target(abstract)),
+            state=ocp.args.StandardRestore(_restore_target(abstract_state)),
             config=ocp.args.JsonRestore(),
         )
         return _from_storable(restored.state, abstract_state), restored.config
@@ -103,8 +107,8 @@ class Checkpointer:
         those fields of ``abstract_state``: an agent needs its parameters, not the replay
         buffer, and reads them whatever else the saved state holds."""
         step = self._check_step(step)
-        target = {name: getattr(abstract_state, name) for name in fields}
-        target = _storable_target(jax.tree.map(ocp.utils.to_shape_dtype_struct, target))
+        wanted = {name: getattr(abstract_state, name) for name in fields}
+        target = _restore_target(wanted)
         restored = self._restore(
             step,
             state=ocp.args.PyTreeRestore(
@@ -113,7 +117,6 @@ class Checkpointer:
                 partial_restore=True,
             ),
         )
-        wanted = {name: getattr(abstract_state, name) for name in fields}
         return _from_storable(dict(restored.state), wanted)
 
     def _check_step(self, step: int | None) -> int:

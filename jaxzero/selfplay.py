@@ -1,9 +1,9 @@
 """Batched self-play: B games stepped together by ``lax.scan``, persisting across calls.
 
 Each game carries its env state and its trajectory so far (at most ``env.max_steps``
-positions: observation, search policy, legal mask, mover, root value). A call plays T moves of every
-game. When a game ends (terminated or truncated) after the move at ply ``n - 1``, each of
-its positions ``i < n`` is labelled
+positions: observation, search policy, legal mask, mover, root value). A call plays T
+moves of every game. When a game ends (terminated or truncated) after the move at ply
+``n - 1``, each of its positions ``i < n`` is labelled
 
     value_target_i = (1 - w) · γ^(n - 1 - i) · z[mover_i] + w · q_i
 
