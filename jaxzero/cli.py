@@ -224,7 +224,8 @@ def eval_(
 ) -> None:
     """Round robin between checkpoints and fixed opponents; Elo table (random = 0).
 
-    Writes RUN/elo.json into each run directory, which `jaxzero report` plots.
+    Writes RUN/elo.json into each run directory, which `jaxzero report` plots; an earlier
+    RUN/elo.json is renamed RUN/elo-DATE-TIME.json first, never overwritten.
 
     Go: --sgf DIR also writes every game there as SGF (A_vs_B_001.sgf, ...) for Sabaki."""
     from jaxzero import elo, ladder
@@ -248,8 +249,10 @@ def eval_(
     except (ladder.LadderError, CheckpointError, ValueError) as error:
         _fail(str(error))
     print(elo.format_table(result.ratings))
-    for path in ladder.write_elo_files(result):
+    for path, kept in ladder.write_elo_files(result):
         console.print(f"ratings written to {path}", highlight=False)
+        if kept is not None:
+            console.print(f"the previous ratings are kept as {kept}", highlight=False)
     if sgf is not None:
         console.print(
             f"{len(result.sgf_files)} games written to {sgf} as SGF",

@@ -17,7 +17,8 @@ With ``sgf_dir`` (Go only) every game is also written there as SGF, one file a g
 (:mod:`jaxzero.game_records`); the recording matches are compiled instead of the plain
 ones, not in addition to them.
 
-``RUN/elo.json`` holds the run's checkpoints' ratings as rows keyed by iteration, with
+``RUN/elo.json`` (the latest ladder; an earlier one is renamed ``elo-DATE-TIME.json``, not
+overwritten) holds the run's checkpoints' ratings as rows keyed by iteration, with
 metric names starting with ``elo`` (``elo``, ``elo_lower``, ``elo_upper``, and the fixed
 opponents' ratings as ``elo/NAME``), which ``jaxzero report`` plots next to metrics.jsonl.
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -310,8 +312,24 @@ def elo_rows(ladder: Ladder, run_dir: Path) -> list[dict[str, float]]:
     return rows
 
 
-def write_elo_files(ladder: Ladder) -> list[Path]:
-    """Write ``RUN/elo.json`` into every run directory that took part; returns the paths."""
+def keep_previous(path: Path) -> Path | None:
+    """Rename an existing ``path`` to ``STEM-YYYYmmdd-HHMMSS.SUFFIX`` (its modification
+    time, then ``-2``, ``-3`` ... if taken) so that writing ``path`` loses nothing; returns
+    the new name, or None when there was nothing to keep."""
+    if not path.exists():
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(path.stat().st_mtime))
+    kept = path.with_name(f"{path.stem}-{stamp}{path.suffix}")
+    n = 1
+    while kept.exists():
+        n += 1
+        kept = path.with_name(f"{path.stem}-{stamp}-{n}{path.suffix}")
+    return path.rename(kept)
+
+
+def write_elo_files(ladder: Ladder) -> list[tuple[Path, Path | None]]:
+    """Write ``RUN/elo.json`` into every run directory that took part. An earlier file is
+    renamed first (:func:`keep_previous`), never overwritten. Returns (written, kept) pairs."""
     written = []
     runs = dict.fromkeys(e.run_dir for e in ladder.entrants if e.run_dir is not None)
     ratings = ladder.ratings
@@ -332,6 +350,7 @@ def write_elo_files(ladder: Ladder) -> list[Path]:
             "rows": elo_rows(ladder, run_dir),
         }
         path = run_dir / ELO_FILE
+        kept = keep_previous(path)
         path.write_text(json.dumps(data, indent=2) + "\n")
-        written.append(path)
+        written.append((path, kept))
     return written

@@ -69,6 +69,15 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
     assert "| checkpoint | Elo | 95% interval |" in summary
     assert all(f"| {r['iteration']} | {r['elo']:.0f} |" in summary for r in data["rows"])
 
+    # A second eval (one checkpoint) writes a new elo.json and keeps the round robin's.
+    args = ["eval", str(run / "checkpoints" / "20"), "--opponents", "one_ply", "--games", "2"]
+    result = runner.invoke(app, args + ["--simulations", "4"])
+    assert result.exit_code == 0, result.output
+    assert "the previous ratings are kept as" in result.output
+    assert [r["iteration"] for r in json.loads((run / "elo.json").read_text())["rows"]] == [20]
+    (kept,) = run.glob("elo-*.json")
+    assert json.loads(kept.read_text()) == data
+
 
 @pytest.mark.parametrize(
     "args, message",
