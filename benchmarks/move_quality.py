@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/move_quality.py runs/tic_tac_toe --simulations 64
     .venv/bin/python benchmarks/move_quality.py runs/connect_four --simulations 64
+    .venv/bin/python benchmarks/move_quality.py RUN --set search.average_symmetries=true
 
 Tic-tac-toe: all 4,520 decision states; Connect Four: the shipped labelled set of 1,000
 solved positions (jaxzero/data/connect_four_positions.npz). "optimal" is the share of
@@ -16,7 +17,7 @@ import argparse
 import jax
 import jax.numpy as jnp
 
-from jaxzero.agent import load_agent
+from jaxzero.agent import load_agent, parse_settings
 from jaxzero.evaluate import optimal_move_share
 
 
@@ -25,9 +26,16 @@ def main() -> None:
     parser.add_argument("run", help="run directory or checkpoint")
     parser.add_argument("--simulations", type=int, default=64)
     parser.add_argument("--search", choices=["gumbel", "puct"], default=None)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a search.* setting, e.g. search.average_symmetries=true (repeatable)",
+    )
     args = parser.parse_args()
 
-    agent = load_agent(args.run)
+    agent = load_agent(args.run, search=parse_settings(args.set))
 
     def raw_policy(states, key):
         logits, _ = agent.evaluate(states)

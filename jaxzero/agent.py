@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,28 @@ def _evaluate(params: Any, states: State, apply_fn: ApplyFn) -> tuple[Array, Arr
     return search_lib.mask_logits(logits, states.legal_action_mask), value
 
 
+def search_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` checked to be ``search.*`` keys (ValueError naming the offender)."""
+    for key in settings:
+        if not key.startswith("search."):
+            raise ValueError(
+                f"{key!r} cannot change for a trained agent; only search.* settings can "
+                "(e.g. search.eval_simulations, search.kind, search.average_symmetries)"
+            )
+    return dict(settings)
+
+
+def parse_settings(items: Sequence[str]) -> dict[str, str]:
+    """``["search.kind=puct", ...]`` -> ``{"search.kind": "puct"}`` (ValueError if no =)."""
+    settings = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set {item!r}: expected KEY=VALUE, e.g. search.kind=puct")
+        settings[key.strip()] = value.strip()
+    return search_settings(settings)
+
+
 def _locate(path: Path) -> tuple[Path, int | None]:
     """(run directory, checkpoint step or None for the latest) from a user's path."""
     if (path / "config.json").exists():
@@ -84,8 +107,13 @@ def _locate(path: Path) -> tuple[Path, int | None]:
     )
 
 
-def load_agent(path: str | Path, *, step: int | None = None) -> Agent:
-    """The agent of a run directory (latest checkpoint) or of one checkpoint directory."""
+def load_agent(
+    path: str | Path, *, step: int | None = None, search: Mapping[str, Any] | None = None
+) -> Agent:
+    """The agent of a run directory (latest checkpoint) or of one checkpoint directory.
+
+    ``search`` changes how it plays, not what it learned: ``search.*`` config keys such as
+    ``{"search.average_symmetries": "true", "search.eval_simulations": 800}``."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"{path} does not exist; pass the --out directory of a run")
@@ -95,6 +123,7 @@ def load_agent(path: str | Path, *, step: int | None = None) -> Agent:
         config = config_from_dict(json.loads((run_dir / "config.json").read_text()))
     except (OSError, ValueError) as error:
         raise CheckpointError(f"{run_dir / 'config.json'} is unreadable ({error})") from None
+    config = apply_overrides(config, search_settings(search or {}))
     # One device whatever mesh the run trained on (orbax reshards the restored arrays).
     trainer = make_trainer(apply_overrides(config, {"train.num_devices": 1}))
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
@@ -104,6 +133,6 @@ def load_agent(path: str | Path, *, step: int | None = None) -> Agent:
         config=config,
         env=trainer.env,
         params=state["best_params"],  # the playing network (the learner unless the gate is on)
-        apply_fn=trainer.apply_fn,
+        apply_fn=search_lib.evaluation_apply_fn(config.search, trainer.env, trainer.apply_fn),
         iteration=int(state["iteration"]),
     )

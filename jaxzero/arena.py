@@ -207,7 +207,7 @@ def make_arena(config: Config, env: Env, apply_fn: ApplyFn) -> Arena:
     match = make_search_match(
         env,
         config.search,
-        apply_fn,
+        search.evaluation_apply_fn(config.search, env, apply_fn),
         arena_simulations(config),
         arena.num_games,
         arena.opening_plies,
@@ -317,6 +317,7 @@ def make_evaluator(
     """The driver's periodic evaluation: eval-strength search against ``opponents``."""
     arena = config.arena
     check_arena_config(arena)
+    apply_fn = search.evaluation_apply_fn(config.search, env, apply_fn)
     agent = search_policy(config.search, env, apply_fn, arena_simulations(config))
     return agent_vs_fixed(env, agent, tuple(opponents), arena.eval_games, arena.opening_plies)
 

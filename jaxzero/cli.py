@@ -221,6 +221,14 @@ def eval_(
     sgf: Annotated[
         Path | None, typer.Option(help="Go: write every game into this directory as SGF")
     ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="Play with a search.* setting changed, e.g. search.average_symmetries=true",
+        ),
+    ] = None,
 ) -> None:
     """Round robin between checkpoints and fixed opponents; Elo table (random = 0).
 
@@ -229,6 +237,7 @@ def eval_(
 
     Go: --sgf DIR also writes every game there as SGF (A_vs_B_001.sgf, ...) for Sabaki."""
     from jaxzero import elo, ladder
+    from jaxzero.agent import parse_settings
     from jaxzero.checkpoint import CheckpointError
 
     def show(a: str, b: str, result) -> None:
@@ -236,6 +245,7 @@ def eval_(
 
     try:
         names = ladder.parse_opponents(opponents)
+        search = parse_settings(set_ or [])
         result = ladder.run_ladder(
             paths,
             names,
@@ -245,6 +255,7 @@ def eval_(
             seed=seed,
             sgf_dir=sgf,
             on_result=show,
+            search=search,
         )
     except (ladder.LadderError, CheckpointError, ValueError) as error:
         _fail(str(error))

@@ -51,6 +51,10 @@ class SearchConfig:
     # Games with hidden information (env.resample_hidden): search from a redealt state the
     # mover cannot tell apart from the true one, never the true state; False peeks (study).
     determinize: bool = True
+    # Evaluation searches (arena, evaluation, play, GTP, eval) average the network over
+    # the game's symmetries (networks.symmetry_averaged): G network passes per node, a
+    # steadier prior and value. Self-play always uses one pass.
+    average_symmetries: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,12 +203,16 @@ PRESETS: dict[str, Config] = {
     # compiled loop (networks.conv_general_dilated) they cost ~1/3 of the self-play.
     # The value head reads 8 channels into 128 units (not 1 into 32): nearly free, and in
     # the gated hour it kept the result in 89.1% of critical positions, not 86.9%.
+    # Evaluation searches average the network over the board's mirror image (2 passes):
+    # 90.7% for that hour's agent, 98-1 against pure MCTS.
     "connect_four": Config(
         game="connect_four",
         network=NetworkConfig(
             kind="resnet", num_blocks=2, channels=32, value_channels=8, value_hidden=128
         ),
-        search=SearchConfig(kind="gumbel", num_simulations=16, eval_simulations=64),
+        search=SearchConfig(
+            kind="gumbel", num_simulations=16, eval_simulations=64, average_symmetries=True
+        ),
         selfplay=SelfPlayConfig(batch_size=256, moves_per_iteration=16, temperature_moves=6),
         replay=ReplayConfig(capacity=200_000, min_size=4_096),
         optim=OptimConfig(

@@ -29,7 +29,7 @@ import dataclasses
 import functools
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ import numpy as np
 import envs
 from envs.core import Env
 from jaxzero import elo, game_records, networks
+from jaxzero import search as search_lib
 from jaxzero.agent import load_agent
 from jaxzero.arena import (
     Evaluator,
@@ -50,7 +51,7 @@ from jaxzero.arena import (
     search_policy,
 )
 from jaxzero.checkpoint import CHECKPOINT_DIR
-from jaxzero.config import NetworkConfig
+from jaxzero.config import NetworkConfig, SearchConfig
 from jaxzero.evaluate import MatchResult
 from jaxzero.opponents import OPPONENTS, make_opponent
 
@@ -139,8 +140,10 @@ def _env(game: str) -> Env:
 
 
 @functools.lru_cache(maxsize=8)
-def _apply_fn(game: str, network: NetworkConfig):
-    return networks.make_apply_fn(networks.make_network(network, _env(game)))
+def _apply_fn(game: str, network: NetworkConfig, search_config: SearchConfig):
+    env = _env(game)
+    apply_fn = networks.make_apply_fn(networks.make_network(network, env))
+    return search_lib.evaluation_apply_fn(search_config, env, apply_fn)
 
 
 @functools.lru_cache(maxsize=16)
@@ -166,10 +169,12 @@ def make_entrants(
     *,
     every: int = 1,
     simulations: int | None = None,
+    search: Mapping[str, Any] | None = None,
 ) -> tuple[Env, list[Entrant]]:
-    """Load the checkpoints and build the opponents; all must share one game."""
+    """Load the checkpoints (with ``search.*`` settings changed, :func:`load_agent`) and
+    build the opponents; all must share one game."""
     found = expand_paths(paths, every)
-    agents = [load_agent(run, step=step) for run, step in found]
+    agents = [load_agent(run, step=step, search=search) for run, step in found]
     games = sorted({a.config.game for a in agents})
     if len(games) > 1:
         raise LadderError(f"the checkpoints play different games ({', '.join(games)}); pick one")
@@ -182,7 +187,7 @@ def make_entrants(
         sims = agent.config.search.eval_simulations if simulations is None else simulations
         if sims < 1:
             raise LadderError(f"--simulations must be >= 1, got {sims}")
-        apply_fn = _apply_fn(game, agent.config.network)
+        apply_fn = _apply_fn(game, agent.config.network, agent.config.search)
         policy = search_policy(agent.config.search, env, apply_fn, sims)
         kind = (agent.config.search, apply_fn, sims)
         entrants.append(Entrant(name, policy, agent.params, run, step, kind))
@@ -206,6 +211,7 @@ def run_ladder(
     seed: int = 0,
     sgf_dir: Path | None = None,
     on_result: Callable[[str, str, MatchResult], None] | None = None,
+    search: Mapping[str, Any] | None = None,
 ) -> Ladder:
     """Play the round robin and fit Elo (anchored at random = 0); with ``sgf_dir``, write
     every game there as SGF (Go only)."""
@@ -213,7 +219,9 @@ def run_ladder(
         raise LadderError(f"--games must be an even number >= 2, got {games}")
     if ANCHOR not in opponents:
         opponents = (ANCHOR, *opponents)
-    env, entrants = make_entrants(paths, opponents, every=every, simulations=simulations)
+    env, entrants = make_entrants(
+        paths, opponents, every=every, simulations=simulations, search=search
+    )
     if sgf_dir is not None:
         try:
             game_records.require_go(env, "--sgf game records")

@@ -12,15 +12,18 @@ self-play and training use one code path (no train/eval mode switch).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from envs.core import Env
+from envs.symmetry import Symmetries
 from jaxzero.config import NetworkConfig
 
 ApplyFn = Callable[[dict, jax.Array], tuple[jax.Array, jax.Array]]
@@ -184,3 +187,45 @@ def init_params(network: nn.Module, env: Env, key: jax.Array) -> dict:
 def make_apply_fn(network: nn.Module) -> ApplyFn:
     """``apply_fn(variables, observations [B, ...]) -> (logits [B, A], value [B])``."""
     return network.apply
+
+
+@dataclasses.dataclass(frozen=True)
+class SymmetryAveraged:
+    """An ApplyFn averaged over a symmetry group (test-time augmentation, as in AlphaGo).
+
+    The network sees all G transforms of each observation in one batch [G * B]; each
+    transform's policy is mapped back to the original actions and the G policies are
+    averaged (the mixture: logits out are log of the mean probability), as are the
+    values. The result is exactly equivariant: the average for a transformed position is
+    the transformed average. Index tables are tuples, so two wrappers of one network and
+    group are equal and share their compiled functions. (The mean of the logits, a
+    geometric mean, kept the result in 502 rather than 507 of 559 critical Connect Four
+    positions with the c4_gate4 agent; one run, within noise.)
+    """
+
+    apply_fn: ApplyFn
+    observation_index: tuple[tuple[int, ...], ...]  # [G, P], envs.symmetry.Symmetries
+    inverse_action_index: tuple[tuple[int, ...], ...]  # [G, A]: transformed -> original
+
+    def __call__(self, variables, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
+        cells = np.asarray(self.observation_index)  # [G, P]
+        g, batch = cells.shape[0], observation.shape[0]
+        flat = observation.reshape(batch, cells.shape[1], -1)  # [B, P, C]
+        views = jnp.swapaxes(flat[:, cells], 0, 1)  # [G, B, P, C]
+        logits, value = self.apply_fn(
+            variables, views.reshape(g * batch, *observation.shape[1:])
+        )  # [G * B, A], [G * B]
+        log_policy = jax.nn.log_softmax(logits.reshape(g, batch, -1))  # [G, B, A]
+        index = np.asarray(self.inverse_action_index)[:, None]  # [G, 1, A]
+        back = jnp.take_along_axis(log_policy, index, 2)  # [G, B, A], original actions
+        mean = jax.nn.logsumexp(back, axis=0) - np.log(g)  # log of the mean policy
+        return mean, value.reshape(g, batch).mean(0)  # [B, A], [B]
+
+
+def symmetry_averaged(apply_fn: ApplyFn, symmetries: Symmetries) -> ApplyFn:
+    """``apply_fn`` averaged over ``symmetries`` (itself when the group is trivial)."""
+    if symmetries.size == 1:
+        return apply_fn
+    to_tuple = lambda a: tuple(map(tuple, np.asarray(a).tolist()))  # noqa: E731
+    inverse = np.argsort(symmetries.action_index, axis=1)
+    return SymmetryAveraged(apply_fn, to_tuple(symmetries.observation_index), to_tuple(inverse))

@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import mctx
 
 from envs.core import Env, State
+from jaxzero import networks
 from jaxzero.config import SearchConfig
 from jaxzero.networks import ApplyFn
 
@@ -79,6 +80,14 @@ def resample_roots(env: Env, states: State, key: Array) -> State:
     """``env.resample_hidden`` on each state of a batch [B], with one split key per state."""
     keys = jax.random.split(key, states.current_player.shape[0])
     return jax.vmap(env.resample_hidden)(states, keys)
+
+
+def evaluation_apply_fn(config: SearchConfig, env: Env, apply_fn: ApplyFn) -> ApplyFn:
+    """The network as evaluation searches use it: averaged over ``env.symmetries`` when
+    ``config.average_symmetries`` is on, else ``apply_fn`` itself."""
+    if config.average_symmetries:
+        return networks.symmetry_averaged(apply_fn, env.symmetries)
+    return apply_fn
 
 
 def make_root(params, states: State, apply_fn: ApplyFn) -> mctx.RootFnOutput:

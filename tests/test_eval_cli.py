@@ -87,6 +87,8 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
         (["eval", "{run}", "--games", "7"], "--games must be an even number"),
         (["eval", "{run}", "--every", "0"], "--every must be >= 1"),
         (["eval", "{tmp}"], "neither a run directory"),
+        (["eval", "{run}", "--set", "network.hidden_size=4"], "cannot change for a trained"),
+        (["eval", "{run}", "--set", "search.kind"], "expected KEY=VALUE"),
         (["analyze", "tic_tac_toe", "--moves", "5 5"], "move 2 ('5') is illegal"),
         (["analyze", "tic_tac_toe", "--moves", "5 0"], "move 2: '0' is not a cell"),
         (["analyze", "tic_tac_toe", "--moves", "1 4 2 5 3 6"], "the game is over before move 6"),

@@ -2,11 +2,18 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import envs
 from jaxzero.config import NetworkConfig
-from jaxzero.networks import conv_general_dilated, init_params, make_apply_fn, make_network
+from jaxzero.networks import (
+    conv_general_dilated,
+    init_params,
+    make_apply_fn,
+    make_network,
+    symmetry_averaged,
+)
 
 
 @pytest.mark.parametrize("kind, game", [("resnet", "connect_four"), ("mlp", "tic_tac_toe")])
@@ -82,3 +89,39 @@ def test_value_head_width_is_configurable_and_defaults_to_the_original_head():
         assert logits.shape == (3, 7) and value.shape == (3,)
     assert (1, 1, 16, 1) in shapes[1].values() and (42, 16) in shapes[1].values()
     assert (1, 1, 16, 8) in shapes[8].values() and (42 * 8, 128) in shapes[8].values()
+
+
+@pytest.mark.parametrize("game", ["connect_four", "go_6x6"])
+def test_symmetry_averaged_network_is_equivariant_and_an_average(game):
+    """Averaged over the group, the network's output for a transformed position is the
+    transformed output (exactly, up to float error); its policy and value are the means of
+    the G views, mapped back to the original actions."""
+    env = envs.make(game)
+    network = make_network(NetworkConfig(kind="resnet", num_blocks=1, channels=8), env)
+    params = init_params(network, env, jax.random.key(0))
+    plain = make_apply_fn(network)
+    averaged = symmetry_averaged(plain, env.symmetries)
+    assert averaged == symmetry_averaged(plain, env.symmetries)  # equal: compiles are shared
+    sym = env.symmetries
+    obs = jax.random.bernoulli(jax.random.key(1), 0.3, (4, *env.observation_shape))
+    logits, value = jax.jit(averaged)(params, obs)
+    for element in range(sym.size):
+        moved = jax.vmap(lambda o, e=element: sym.transform_observation(o, e))(obs)
+        logits_moved, value_moved = jax.jit(averaged)(params, moved)
+        expected = jax.vmap(lambda x, e=element: sym.transform_actions(x, e))(logits)
+        assert jnp.allclose(logits_moved, expected, atol=1e-5)
+        assert jnp.allclose(value_moved, value, atol=1e-6)
+    # The mean of the views, each mapped back: element 0 (identity) is the plain network.
+    views = [plain(params, jax.vmap(lambda o, e=e: sym.transform_observation(o, e))(obs))
+             for e in range(sym.size)]  # fmt: skip
+    inverse = np.argsort(sym.action_index, axis=1)
+    back = [jax.nn.softmax(lg)[:, inverse[e]] for e, (lg, _) in enumerate(views)]
+    assert jnp.allclose(jax.nn.softmax(logits), jnp.mean(jnp.stack(back), 0), atol=1e-6)
+    assert jnp.allclose(value, jnp.mean(jnp.stack([v for _, v in views]), 0), atol=1e-6)
+    assert not jnp.allclose(views[0][1], value, atol=1e-4)  # the average is not one view
+
+
+def test_symmetry_averaging_is_a_no_op_for_games_without_symmetries():
+    env = envs.make("star_duel")
+    plain = make_apply_fn(make_network(NetworkConfig(hidden_size=8, num_layers=1), env))
+    assert symmetry_averaged(plain, env.symmetries) is plain

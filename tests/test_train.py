@@ -10,9 +10,10 @@ import jax
 import numpy as np
 import pytest
 
-from jaxzero.agent import load_agent
+from jaxzero.agent import load_agent, parse_settings
 from jaxzero.checkpoint import Checkpointer, CheckpointError
 from jaxzero.config import apply_overrides, get_preset
+from jaxzero.networks import SymmetryAveraged
 from jaxzero.play import play_game
 from jaxzero.report import write_report
 from jaxzero.train import cached_trainer, load_run_config, train
@@ -128,6 +129,21 @@ def test_agent_plays_through_a_pipe(straight_run):
     assert "illegal move: 5 is not legal here" in text
     assert "jaxzero plays" in text and "game over" in text
     assert reward in (-1.0, 0.0, 1.0)
+
+
+def test_load_agent_takes_search_settings_only(straight_run):
+    """A trained agent can play with another search (here: averaged over tic-tac-toe's 8
+    symmetries), never with another network; the settings parse from KEY=VALUE text."""
+    settings = parse_settings(["search.average_symmetries=true", "search.eval_simulations=8"])
+    agent = load_agent(straight_run, search=settings)
+    assert agent.config.search.average_symmetries and agent.config.search.eval_simulations == 8
+    assert isinstance(agent.apply_fn, SymmetryAveraged)
+    states = jax.vmap(agent.env.init)(jax.random.split(jax.random.key(0), 2))
+    assert agent.act(states, jax.random.key(1)).shape == (2,)
+    with pytest.raises(ValueError, match="'network.hidden_size' cannot change for a trained agent"):
+        load_agent(straight_run, search={"network.hidden_size": 4})
+    with pytest.raises(ValueError, match="expected KEY=VALUE"):
+        parse_settings(["search.kind"])
 
 
 def test_load_agent_explains_a_wrong_path(tmp_path):
