@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from envs.go import gtp_to_action
-from jaxzero.agent import load_agent
+from jaxzero.agent import load_agent, parse_settings
 from jaxzero.evaluate import wilson_interval
 from jaxzero.gtp import GtpClient, play_match
 from jaxzero.sgf import GoRecord, write_sgf
@@ -29,16 +29,25 @@ def main() -> None:
     parser.add_argument("--level", type=int, default=10, help="GNU Go level (0-10)")
     parser.add_argument("--simulations", type=int, default=None)
     parser.add_argument("--sgf", type=Path, default=None, help="write each game here as SGF")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a search.* setting of our engine, e.g. search.average_symmetries=true",
+    )
     args = parser.parse_args()
 
     gnugo = shutil.which("gnugo") or shutil.which("gnugo", path="/usr/games")
     if gnugo is None:
         sys.exit("gnugo not found: run `make system-deps`")
-    agent = load_agent(args.checkpoint)
+    agent = load_agent(args.checkpoint, search=parse_settings(args.set))
     size, komi = agent.env.size, agent.env.komi
     ours_cmd = [sys.executable, "-m", "jaxzero.cli", "gtp", "--checkpoint", args.checkpoint]
     if args.simulations:
         ours_cmd += ["--simulations", str(args.simulations)]
+    for setting in args.set:
+        ours_cmd += ["--set", setting]
     gnu_cmd = [gnugo, "--mode", "gtp", "--boardsize", str(size), "--komi", str(komi)]
     gnu_cmd += ["--level", str(args.level)]
     ours, gnu = GtpClient(ours_cmd), GtpClient(gnu_cmd)

@@ -38,6 +38,25 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+SearchSettings = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Play with a search.* setting changed, e.g. search.average_symmetries=true",
+    ),
+]
+
+
+def _search_settings(items: list[str] | None) -> dict[str, str]:
+    from jaxzero.agent import parse_settings
+
+    try:
+        return parse_settings(items or [])
+    except ValueError as error:
+        _fail(str(error))
+
+
 def _parse_overrides(pairs: list[str]) -> dict[str, str]:
     overrides = {}
     for pair in pairs:
@@ -127,6 +146,7 @@ def play(
     ] = None,
     search: Annotated[str | None, typer.Option(help="gumbel or puct")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the game's randomness")] = 0,
+    set_: SearchSettings = None,
 ) -> None:
     """Play a game against a trained agent (works through a pipe too)."""
     from jaxzero.agent import load_agent
@@ -140,7 +160,7 @@ def play(
             _fail("say which agent to play: jaxzero play GAME, or --checkpoint RUN_DIR")
         checkpoint = Path("runs") / game
     try:
-        agent = load_agent(checkpoint)
+        agent = load_agent(checkpoint, search=_search_settings(set_))
     except CheckpointError as error:
         _fail(str(error))
     if game is not None and game != agent.config.game:
@@ -170,6 +190,7 @@ def gtp(
     resign: Annotated[
         float, typer.Option(help="Resign when the value estimate is below this")
     ] = -0.95,
+    set_: SearchSettings = None,
 ) -> None:
     """Speak the Go Text Protocol on stdin/stdout (for GoGui, Sabaki, GNU Go, gomill)."""
     from jaxzero.agent import load_agent
@@ -178,7 +199,7 @@ def gtp(
 
     try:
         engine = GtpEngine(
-            load_agent(checkpoint),
+            load_agent(checkpoint, search=_search_settings(set_)),
             num_simulations=simulations,
             search=search,
             resign_threshold=resign,
@@ -221,14 +242,7 @@ def eval_(
     sgf: Annotated[
         Path | None, typer.Option(help="Go: write every game into this directory as SGF")
     ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="KEY=VALUE",
-            help="Play with a search.* setting changed, e.g. search.average_symmetries=true",
-        ),
-    ] = None,
+    set_: SearchSettings = None,
 ) -> None:
     """Round robin between checkpoints and fixed opponents; Elo table (random = 0).
 
@@ -237,7 +251,6 @@ def eval_(
 
     Go: --sgf DIR also writes every game there as SGF (A_vs_B_001.sgf, ...) for Sabaki."""
     from jaxzero import elo, ladder
-    from jaxzero.agent import parse_settings
     from jaxzero.checkpoint import CheckpointError
 
     def show(a: str, b: str, result) -> None:
@@ -245,7 +258,7 @@ def eval_(
 
     try:
         names = ladder.parse_opponents(opponents)
-        search = parse_settings(set_ or [])
+        search = _search_settings(set_)
         result = ladder.run_ladder(
             paths,
             names,
@@ -292,6 +305,7 @@ def analyze(
     search: Annotated[str | None, typer.Option(help="gumbel or puct")] = None,
     dot: Annotated[Path | None, typer.Option(help="Write the search tree as Graphviz")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the search and of chance events")] = 0,
+    set_: SearchSettings = None,
 ) -> None:
     """Show a position and the root of a search over it: prior, visits, Q per move.
 
@@ -314,7 +328,7 @@ def analyze(
         if checkpoint is None and (Path("runs") / game).exists():
             checkpoint = Path("runs") / game
         if checkpoint is not None:
-            agent = load_agent(checkpoint)
+            agent = load_agent(checkpoint, search=_search_settings(set_))
             if agent.config.game != game:
                 raise UsageError(f"{checkpoint} holds a {agent.config.game} agent, not {game}")
             config, env, params, apply_fn = agent.config, agent.env, agent.params, agent.apply_fn
