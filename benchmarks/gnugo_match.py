@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/gnugo_match.py --checkpoint runs/go_6x6 --games 40 \
         --level 10 --sgf runs/go_6x6/gnugo_games
 
-Our engine runs as `jaxzero gtp` in a subprocess, GNU Go as `gnugo --mode gtp`; colours
+Our engine runs as `jaxzero gtp` in a subprocess, GNU Go as `gnugo --mode gtp` with our
+rules (`jaxzero.gtp.GNUGO_RULES`: area scoring, positional superko); colours
 alternate game by game; GNU Go's final_score (which judges dead stones) decides scored
 games. Prints the win rate with a 95% Wilson interval.
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 from envs.go import gtp_to_action
 from jaxzero.agent import load_agent, parse_settings
 from jaxzero.evaluate import wilson_interval
-from jaxzero.gtp import GtpClient, play_match
+from jaxzero.gtp import GNUGO_RULES, GtpClient, play_match
 from jaxzero.sgf import GoRecord, write_sgf
 
 
@@ -49,7 +50,7 @@ def main() -> None:
     for setting in args.set:
         ours_cmd += ["--set", setting]
     gnu_cmd = [gnugo, "--mode", "gtp", "--boardsize", str(size), "--komi", str(komi)]
-    gnu_cmd += ["--level", str(args.level)]
+    gnu_cmd += ["--level", str(args.level), *GNUGO_RULES]
     ours, gnu = GtpClient(ours_cmd), GtpClient(gnu_cmd)
     if args.sgf:
         args.sgf.mkdir(parents=True, exist_ok=True)

@@ -45,6 +45,10 @@ COMMANDS = (
     "quit",
 )
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
+# GNU Go's flags for our rules (envs.go): area scoring and positional superko (suicide is
+# forbidden by default). Without them GNU Go plays and scores by Japanese rules, where
+# moves inside one's own territory and captured stones change the score.
+GNUGO_RULES = ("--chinese-rules", "--positional-superko")
 
 
 class GtpError(Exception):

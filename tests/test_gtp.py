@@ -12,7 +12,7 @@ import pytest
 from jaxzero.agent import load_agent
 from jaxzero.checkpoint import Checkpointer
 from jaxzero.config import apply_overrides, config_to_dict, get_preset
-from jaxzero.gtp import GtpClient, GtpEngine, play_match
+from jaxzero.gtp import GNUGO_RULES, GtpClient, GtpEngine, play_match
 from jaxzero.loop import make_trainer
 
 TINY_GO = {
@@ -109,6 +109,7 @@ def test_full_games_against_gnugo(go_run):
         "-2",
     ]
     gnugo = [GNUGO, "--mode", "gtp", "--boardsize", "6", "--komi", "3.5", "--level", "1"]
+    gnugo += list(GNUGO_RULES)  # area scoring and positional superko, as ours
     agent, gnu = GtpClient(ours), GtpClient(gnugo)
     try:
         for ours_black in (True, False):  # one engine process each, both colours
