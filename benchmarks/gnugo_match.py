@@ -1,11 +1,11 @@
 """Strength of a Go agent against GNU Go, through GTP, both colours.
 
     .venv/bin/python benchmarks/gnugo_match.py --checkpoint runs/go_6x6 --games 40 \
-        --level 10 --sgf runs/go_6x6/gnugo_games
+        --opening-plies 2 --level 10 --sgf runs/go_6x6/gnugo_games
 
 Our engine runs as `jaxzero gtp` in a subprocess, GNU Go as `gnugo --mode gtp` with our
-rules (`jaxzero.gtp.GNUGO_RULES`: area scoring, positional superko); colours
-alternate game by game; GNU Go's final_score (which judges dead stones) decides scored
+rules (`jaxzero.gtp.GNUGO_RULES`: area scoring, positional superko); each random opening
+is played twice, colours swapped; GNU Go's final_score (which judges dead stones) decides scored
 games. Prints the win rate with a 95% Wilson interval.
 """
 
@@ -16,7 +16,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from envs.go import gtp_to_action
+import numpy as np
+
+from envs.go import action_to_gtp, gtp_to_action
 from jaxzero.agent import load_agent, parse_settings
 from jaxzero.evaluate import wilson_interval
 from jaxzero.gtp import GNUGO_RULES, GtpClient, play_match
@@ -29,6 +31,13 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--level", type=int, default=10, help="GNU Go level (0-10)")
     parser.add_argument("--simulations", type=int, default=None)
+    parser.add_argument(
+        "--opening-plies",
+        type=int,
+        default=2,
+        help="random opening moves (distinct points), each opening played with both colours",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the openings")
     parser.add_argument("--sgf", type=Path, default=None, help="write each game here as SGF")
     parser.add_argument(
         "--set",
@@ -54,10 +63,22 @@ def main() -> None:
     ours, gnu = GtpClient(ours_cmd), GtpClient(gnu_cmd)
     if args.sgf:
         args.sgf.mkdir(parents=True, exist_ok=True)
+    if args.games % 2 or args.opening_plies < 0 or args.opening_plies > size * size // 4:
+        sys.exit(f"--games must be even and --opening-plies in 0..{size * size // 4}")
+    # Both engines are deterministic: without varied openings every game of one colour is
+    # the same game. A few random stones on distinct points (no capture is possible with
+    # so few) give each pair of games its own opening, played once with each colour.
+    rng = np.random.default_rng(args.seed)
+    points = [action_to_gtp(int(a), size) for a in range(size * size)]
+    openings = [
+        [points[i] for i in rng.choice(size * size, args.opening_plies, replace=False)]
+        for _ in range(args.games // 2)
+    ]
     wins = 0
     try:
         for game in range(args.games):
             ours_black = game % 2 == 0
+            opening = openings[game // 2]
             black, white = (ours, gnu) if ours_black else (gnu, ours)
             result = play_match(
                 black,
@@ -66,13 +87,15 @@ def main() -> None:
                 komi=komi,
                 max_moves=2 * size * size,
                 judge="white" if ours_black else "black",
+                opening=opening,
             )
             won = result.winner == ("black" if ours_black else "white")
             wins += won
             print(
                 f"game {game + 1:3d}: jaxzero {'black' if ours_black else 'white'}  "
                 f"{'win ' if won else 'loss'}  {result.reason:8s} {len(result.moves):3d} moves  "
-                f"{result.scores.get('black' if not ours_black else 'white', '')}",
+                f"{result.scores.get('black' if not ours_black else 'white', ''):8s} "
+                f"opening {' '.join(opening)}",
                 flush=True,
             )
             if args.sgf:

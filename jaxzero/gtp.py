@@ -298,18 +298,26 @@ def play_match(
     komi: float,
     max_moves: int,
     judge: str = "black",
+    opening: Sequence[str] = (),
 ) -> MatchResult:
     """Play one game between two GTP engines; both must accept every move.
 
-    The winner of a scored game is read from the ``judge`` engine's ``final_score``
-    ("black" or "white": e.g. GNU Go, which also judges dead stones)."""
+    ``opening`` (GTP vertices, black first) is played on both boards before the engines
+    take over. The winner of a scored game is read from the ``judge`` engine's
+    ``final_score`` ("black" or "white": e.g. GNU Go, which also judges dead stones)."""
     for engine in (black, white):
         engine.send(f"boardsize {size}")
         engine.send("clear_board")
         engine.send(f"komi {komi}")
     moves: list[str] = []
+    colour = "black"
+    for move in opening:
+        for engine in (black, white):
+            engine.send(f"play {colour} {move}")
+        moves.append(move.lower())
+        colour = "white" if colour == "black" else "black"
     players = {"black": (black, white), "white": (white, black)}
-    colour, passes = "black", 0
+    passes = 0
     while len(moves) < max_moves:
         mover, other = players[colour]
         move = mover.send(f"genmove {colour}").lower()

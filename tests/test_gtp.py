@@ -115,7 +115,10 @@ def test_full_games_against_gnugo(go_run):
         for ours_black in (True, False):  # one engine process each, both colours
             black, white = (agent, gnu) if ours_black else (gnu, agent)
             judge = "white" if ours_black else "black"  # GNU Go scores
-            result = play_match(black, white, size=6, komi=3.5, max_moves=72, judge=judge)
+            result = play_match(
+                black, white, size=6, komi=3.5, max_moves=72, judge=judge, opening=["C3", "D4"]
+            )
+            assert result.moves[:2] == ["c3", "d4"]  # the opening, then the engines
             assert result.winner in ("black", "white")
             assert result.reason in ("score", "resign", "move cap")
             assert len(result.moves) >= 2
