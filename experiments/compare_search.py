@@ -29,6 +29,9 @@ import argparse
 import csv
 import dataclasses
 import functools
+import json
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -42,11 +45,12 @@ import numpy as np
 from envs.core import Env, State
 from jaxzero import search as search_lib
 from jaxzero.agent import Agent, load_agent
-from jaxzero.config import Config, apply_overrides, get_preset
+from jaxzero.checkpoint import Checkpointer
+from jaxzero.config import Config, apply_overrides, config_to_dict, get_preset
 from jaxzero.evaluate import optimal_move_share, play_match, wilson_interval
 from jaxzero.loop import make_trainer
 from jaxzero.opponents import Policy
-from jaxzero.train import train
+from jaxzero.train import CONFIG_FILE, train
 
 Array = jax.Array
 KINDS = ("puct", "gumbel")
@@ -295,10 +299,13 @@ def _raw_actions(apply_fn, params, states: State) -> Array:
     return jnp.argmax(search_lib.mask_logits(logits, states.legal_action_mask), -1)
 
 
-def training_run(config: Config, seed: int, tier: Tier, log=print) -> list[dict[str, Any]]:
+def training_run(
+    config: Config, seed: int, tier: Tier, log=print, run_dir: Path | None = None
+) -> list[dict[str, Any]]:
     """Train ``config`` from seed ``seed`` for ``tier.train_seconds`` of iteration time
     (compilation and measurements excluded); measure the raw policy's optimal share
-    ``tier.train_evals`` times at equal intervals and at the start."""
+    ``tier.train_evals`` times at equal intervals and at the start. With ``run_dir`` the
+    final state is saved there as a run that ``load_agent`` / ``jaxzero eval`` read."""
     trainer = make_trainer(config)
     state = trainer.init(jax.random.key(seed))
     step = trainer.iteration.lower(state).compile()
@@ -333,6 +340,11 @@ def training_run(config: Config, seed: int, tier: Tier, log=print) -> list[dict[
             jax.block_until_ready(state.iteration)
         wall += time.monotonic() - start
         measure(wall)
+    if run_dir is not None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        saved = config_to_dict(config)
+        (run_dir / CONFIG_FILE).write_text(json.dumps(saved, indent=2) + "\n")
+        Checkpointer(run_dir).save(int(state.iteration), state, saved)
     last = rows[-1]
     log(
         f"  {config.search.kind}({config.search.num_simulations}) seed {seed}: "
@@ -342,15 +354,97 @@ def training_run(config: Config, seed: int, tier: Tier, log=print) -> list[dict[
     return rows
 
 
-def training_study(tier: Tier, log=print) -> list[dict[str, Any]]:
-    rows = []
+def training_arms(tier: Tier) -> list[tuple[str, int, int]]:
+    """(search kind, simulations, seed) of every training run of ``tier``, in run order."""
+    return [
+        (kind, n, seed)
+        for n in tier.train_simulations
+        for kind in KINDS
+        for seed in tier.train_seeds
+    ]
+
+
+def arm_config(tier: Tier, kind: str, n: int) -> Config:
     base = apply_overrides(get_preset(tier.train_game), tier.train_overrides)
-    for n in tier.train_simulations:
-        for kind in KINDS:
-            config = apply_overrides(base, {"search.kind": kind, "search.num_simulations": n})
-            for seed in tier.train_seeds:
-                rows += training_run(config, seed, tier, log)
+    return apply_overrides(base, {"search.kind": kind, "search.num_simulations": n})
+
+
+def training_study(tier: Tier, workdir: Path, log=print) -> list[dict[str, Any]]:
+    """Every training run of ``tier``, one after another in this process; each final state
+    is saved as the run ``workdir/KIND-N-SEED``."""
+    rows = []
+    for kind, n, seed in training_arms(tier):
+        run_dir = workdir / f"{kind}-{n}-{seed}"
+        rows += training_run(arm_config(tier, kind, n), seed, tier, log, run_dir)
     return rows
+
+
+def cpu_groups(jobs: int) -> list[list[int]]:
+    """This process's CPUs dealt into ``jobs`` disjoint groups, one per concurrent run."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if not 1 <= jobs <= len(cpus):
+        raise ValueError(
+            f"--jobs {jobs}: this process may use {len(cpus)} CPUs; give 1..{len(cpus)} "
+            "(each concurrent training run gets CPUs of its own)"
+        )
+    return [cpus[i::jobs] for i in range(jobs)]
+
+
+def parallel_training_study(
+    tier_name: str, tier: Tier, jobs: int, workdir: Path, log=print
+) -> list[dict[str, Any]]:
+    """:func:`training_study` with ``jobs`` runs at a time, each in its own process pinned to
+    its own CPUs (single-threaded XLA on a single CPU), so concurrent runs do not share cores
+    and equal wall time still means equal compute. Each run writes ``workdir/KIND-N-SEED/``
+    (its final checkpoint, ``training.csv`` and ``log.txt``); the rows come back in
+    :func:`training_arms` order."""
+    free = cpu_groups(jobs)
+    arms = training_arms(tier)
+    waiting, running, dirs = list(arms), {}, {}
+    while waiting or running:
+        while waiting and free:
+            kind, n, seed = arm = waiting.pop(0)
+            cpus = free.pop(0)
+            dirs[arm] = workdir / f"{kind}-{n}-{seed}"
+            dirs[arm].mkdir(parents=True, exist_ok=True)
+            env = dict(os.environ)
+            if len(cpus) == 1:
+                flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+                env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {flags}".strip()
+            command = [
+                sys.executable, "-m", "experiments.compare_search",
+                *([] if tier_name == "full" else [f"--{tier_name}"]),
+                "--arm", f"{kind}:{n}:{seed}", "--train-seconds", str(tier.train_seconds),
+                "--out", str(dirs[arm]),
+            ]  # fmt: skip
+            with open(dirs[arm] / "log.txt", "w") as f:
+                process = subprocess.Popen(
+                    command, stdout=f, stderr=subprocess.STDOUT, env=env,
+                    cwd=Path(__file__).resolve().parents[1],
+                    preexec_fn=functools.partial(os.sched_setaffinity, 0, cpus),
+                )  # fmt: skip
+            running[process] = (arm, cpus)
+            log(f"  started {kind}({n}) seed {seed} on CPUs {cpus}")
+        process = _wait_any(running)
+        arm, cpus = running.pop(process)
+        free.append(cpus)
+        if process.returncode != 0:
+            for other in running:
+                other.kill()
+            raise RuntimeError(
+                f"training run {arm} failed (exit {process.returncode}); see "
+                f"{dirs[arm] / 'log.txt'}"
+            )
+        log(f"  finished {arm[0]}({arm[1]}) seed {arm[2]}")
+    return [row for arm in arms for row in read_csv(dirs[arm] / "training.csv")]
+
+
+def _wait_any(running: dict[subprocess.Popen, Any]) -> subprocess.Popen:
+    while True:
+        for process in running:
+            if process.poll() is not None:
+                return process
+        time.sleep(0.5)
 
 
 # --------------------------------------------------------------------------------- output
@@ -373,20 +467,32 @@ def verdict(low: float, high: float) -> str:
     return "no clear difference"
 
 
+def training_verdict(puct: list[dict[str, Any]], gumbel: list[dict[str, Any]]) -> str:
+    """Which search trained better, counting only separations that hold for every seed."""
+    if not puct or not gumbel:
+        return "incomplete"
+    if min(r["optimal_low"] for r in gumbel) > max(r["optimal_high"] for r in puct):
+        return "Gumbel better"
+    if min(r["optimal_low"] for r in puct) > max(r["optimal_high"] for r in gumbel):
+        return "PUCT better"
+    return "no clear difference"
+
+
 def _fmt(x: float, lo: float, hi: float, digits: int = 2) -> str:
     return f"{x:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def markdown(matches, shares, training, tier_name: str, command: str) -> str:
     lines = [f"# PUCT vs Gumbel ({tier_name} tier)", "", f"Command: `{command}`", ""]
-    lines += [
-        "## Policy improvement at a fixed network",
-        "",
-        "Score = (wins + draws/2) / games, 95% Wilson interval; both colours, random openings.",
-        "",
-        "| game | n | PUCT vs raw | Gumbel vs raw | Gumbel vs PUCT | verdict |",
-        "|---|---|---|---|---|---|",
-    ]
+    if matches:
+        lines += [
+            "## Policy improvement at a fixed network",
+            "",
+            "Score = (wins + draws/2) / games, 95% Wilson interval; both colours, random openings.",
+            "",
+            "| game | n | PUCT vs raw | Gumbel vs raw | Gumbel vs PUCT | verdict |",
+            "|---|---|---|---|---|---|",
+        ]
     index = {(r["game"], r["player"], r["simulations"], r["opponent"]): r for r in matches}
     for game in dict.fromkeys(r["game"] for r in matches):
         for n in sorted({r["simulations"] for r in matches if r["game"] == game}):
@@ -416,24 +522,29 @@ def markdown(matches, shares, training, tier_name: str, command: str) -> str:
             "",
             "## Training with each search (equal wall time)",
             "",
-            "Raw-policy solver-optimal share at the end of each run (mean over seeds, each seed).",
+            "Raw-policy solver-optimal share at the end of each run, per seed with its 95% "
+            "Wilson interval over the position set. Verdict: one search is better only when "
+            "every seed's interval lies above every seed's interval of the other.",
             "",
-            "| game | search | n | seeds | final optimal share (mean) | per seed | positions |",
-            "|---|---|---|---|---|---|---|",
+            "| game | n | PUCT per seed | Gumbel per seed | positions PUCT / Gumbel | verdict |",
+            "|---|---|---|---|---|---|",
         ]
-        final: dict[tuple, list[dict[str, Any]]] = {}
+        final: dict[tuple, dict[str, Any]] = {}
         for r in training:
-            key = (r["game"], r["search"], r["simulations"], r["seed"])
-            if key not in final or r["wall_seconds"] >= final[key][0]["wall_seconds"]:
-                final[key] = [r]
-        groups: dict[tuple, list[dict[str, Any]]] = {}
-        for (game, kind, n, _), (r,) in final.items():
-            groups.setdefault((game, kind, n), []).append(r)
-        for (game, kind, n), rs in sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0][1])):
-            mean = np.mean([r["optimal"] for r in rs])
-            per = ", ".join(f"{r['optimal']:.3f}" for r in rs)
-            pos = np.mean([r["positions"] for r in rs])
-            lines.append(f"| {game} | {kind} | {n} | {len(rs)} | {mean:.3f} | {per} | {pos:.0f} |")
+            key = (r["game"], r["simulations"], r["search"], r["seed"])
+            if key not in final or r["wall_seconds"] >= final[key]["wall_seconds"]:
+                final[key] = r
+        for game, n in dict.fromkeys((g, n) for g, n, _, _ in sorted(final)):
+            runs = {k: [r for (g, m, kind, _), r in final.items() if (g, m, kind) == (game, n, k)]
+                    for k in KINDS}  # fmt: skip
+            cells = [
+                ", ".join(_fmt(r["optimal"], r["optimal_low"], r["optimal_high"], 3) for r in rs)
+                for rs in runs.values()
+            ]
+            positions = " / ".join(f"{np.mean([r['positions'] for r in rs]):.0f}"
+                                   for rs in runs.values())  # fmt: skip
+            lines.append(f"| {game} | {n} | {cells[0]} | {cells[1]} | {positions} | "
+                         f"{training_verdict(runs['puct'], runs['gumbel'])} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -544,15 +655,23 @@ def run(
     seed: int = 0,
     skip_training: bool = False,
     skip_fixed: bool = False,
+    jobs: int = 1,
+    train_seconds: float | None = None,
     command: str = "",
     log=print,
 ) -> dict[str, Any]:
     """Run the study of ``tier_name`` and write CSVs, PNGs and ``results.md`` into ``out``.
 
     ``checkpoints`` maps a game to a run directory; games of the tier without one get a
-    checkpoint trained here (quick/smoke) or are skipped (full).
+    checkpoint trained here (quick/smoke) or are skipped (full). ``jobs`` > 1 runs that
+    many training runs at a time (:func:`parallel_training_study`); ``train_seconds``
+    replaces the tier's wall time per training run.
     """
     tier = TIERS[tier_name]
+    if train_seconds is not None:
+        tier = dataclasses.replace(tier, train_seconds=train_seconds)
+    if jobs > 1 and not skip_training:
+        cpu_groups(jobs)  # a bad --jobs fails now, not after the fixed-network study
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = dict(checkpoints or {})
@@ -574,7 +693,12 @@ def run(
         shares += s
         write_csv(out / "policy_improvement.csv", IMPROVEMENT_COLUMNS, matches)
         write_csv(out / "optimal_share.csv", OPTIMAL_COLUMNS, shares)
-    training = [] if skip_training else training_study(tier, log)
+    if skip_training:
+        training = []
+    elif jobs > 1:
+        training = parallel_training_study(tier_name, tier, jobs, out / "training_runs", log)
+    else:
+        training = training_study(tier, out / "training_runs", log)
     write_csv(out / "policy_improvement.csv", IMPROVEMENT_COLUMNS, matches)
     write_csv(out / "optimal_share.csv", OPTIMAL_COLUMNS, shares)
     write_csv(out / "training.csv", TRAINING_COLUMNS, training)
@@ -634,6 +758,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--skip-training", action="store_true", help="only the fixed-net study")
     parser.add_argument("--skip-fixed", action="store_true", help="only the training study")
     parser.add_argument(
+        "--jobs", type=int, default=1,
+        help="training runs at a time, each pinned to its own CPUs (default 1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--train-seconds", type=float, default=None,
+        help="wall time of each training run (default: the tier's; full 1800)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--arm", default=None, metavar="KIND:N:SEED",
+        help="run only this training run and write its training.csv (used by --jobs)",
+    )  # fmt: skip
+    parser.add_argument(
         "--render", action="store_true", help="only redraw plots and results.md from --out's CSVs"
     )
     args = parser.parse_args(argv)
@@ -650,11 +786,34 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.render:
         print(render(args.out, name, command.strip()))
         return
+    log = functools.partial(print, flush=True)
+    if args.arm is not None:
+        kind, n, seed = _parse_arm(parser, args.arm)
+        tier = TIERS[name]
+        if args.train_seconds is not None:
+            tier = dataclasses.replace(tier, train_seconds=args.train_seconds)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        rows = training_run(arm_config(tier, kind, n), seed, tier, log, out)
+        write_csv(out / "training.csv", TRAINING_COLUMNS, rows)
+        return
+    try:
+        cpu_groups(args.jobs)
+    except ValueError as error:
+        parser.error(str(error))
     run(
         args.out, name, checkpoints, seed=args.seed, skip_training=args.skip_training,
-        skip_fixed=args.skip_fixed,
-        command=command.strip(), log=functools.partial(print, flush=True),
+        skip_fixed=args.skip_fixed, jobs=args.jobs, train_seconds=args.train_seconds,
+        command=command.strip(), log=log,
     )  # fmt: skip
+
+
+def _parse_arm(parser: argparse.ArgumentParser, text: str) -> tuple[str, int, int]:
+    kind, _, rest = text.partition(":")
+    n, _, seed = rest.partition(":")
+    if kind not in KINDS or not n.isdigit() or not seed.isdigit():
+        parser.error(f"--arm expects KIND:N:SEED with KIND one of {KINDS}, got {text!r}")
+    return kind, int(n), int(seed)
 
 
 if __name__ == "__main__":

@@ -82,3 +82,30 @@ def test_both_searches_at_64_find_the_quickest_win(smoke, kind):
     policy = compare_search.search_policy(agent, kind, 64)
     actions = policy(states, jax.random.key(3))
     assert actions.tolist() == [8, 8]
+
+
+def test_jobs_run_the_training_study_in_pinned_processes(tmp_path):
+    """--jobs 2: the smoke tier's four training runs, two at a time, each in a process of its
+    own on one CPU; their rows come back in run order, as the sequential study writes them."""
+    compare_search.main(["--smoke", "--skip-fixed", "--jobs", "2", "--out", str(tmp_path)])
+    tier = compare_search.TIERS["smoke"]
+    columns, training = _read(tmp_path / "training.csv")
+    assert columns == compare_search.TRAINING_COLUMNS
+    runs = [(r["search"], int(r["simulations"]), int(r["seed"])) for r in training]
+    assert list(dict.fromkeys(runs)) == compare_search.training_arms(tier)
+    assert len(training) == len(runs) == 4 * (tier.train_evals + 1)
+    for kind, n, seed in compare_search.training_arms(tier):
+        log = (tmp_path / "training_runs" / f"{kind}-{n}-{seed}" / "log.txt").read_text()
+        assert f"{kind}({n}) seed {seed}:" in log
+    # Each run's final network is saved as a run an agent loads.
+    kind, n, seed = compare_search.training_arms(tier)[-1]
+    agent = load_agent(tmp_path / "training_runs" / f"{kind}-{n}-{seed}")
+    last = [r for r in training if (r["search"], int(r["seed"])) == (kind, seed)][-1]
+    assert agent.iteration == int(last["iteration"]) > 0
+    assert agent.config.search.kind == kind
+
+
+def test_jobs_beyond_the_cpus_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        compare_search.main(["--smoke", "--jobs", "999", "--out", str(tmp_path)])
+    assert "--jobs 999: this process may use" in capsys.readouterr().err
