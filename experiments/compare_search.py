@@ -415,13 +415,14 @@ def parallel_training_study(
                 sys.executable, "-m", "experiments.compare_search",
                 *([] if tier_name == "full" else [f"--{tier_name}"]),
                 "--arm", f"{kind}:{n}:{seed}", "--train-seconds", str(tier.train_seconds),
-                "--out", str(dirs[arm]),
+                "--cpus", ",".join(map(str, cpus)), "--out", str(dirs[arm]),
             ]  # fmt: skip
             with open(dirs[arm] / "log.txt", "w") as f:
+                # The child pins itself (--cpus) before JAX starts its threads: a preexec_fn
+                # would run Python between fork and exec of this multithreaded process.
                 process = subprocess.Popen(
                     command, stdout=f, stderr=subprocess.STDOUT, env=env,
                     cwd=Path(__file__).resolve().parents[1],
-                    preexec_fn=functools.partial(os.sched_setaffinity, 0, cpus),
                 )  # fmt: skip
             running[process] = (arm, cpus)
             log(f"  started {kind}({n}) seed {seed} on CPUs {cpus}")
@@ -770,6 +771,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="run only this training run and write its training.csv (used by --jobs)",
     )  # fmt: skip
     parser.add_argument(
+        "--cpus", default=None, metavar="I,J,...", help="with --arm: run on these CPUs only"
+    )
+    parser.add_argument(
         "--render", action="store_true", help="only redraw plots and results.md from --out's CSVs"
     )
     args = parser.parse_args(argv)
@@ -789,6 +793,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     log = functools.partial(print, flush=True)
     if args.arm is not None:
         kind, n, seed = _parse_arm(parser, args.arm)
+        if args.cpus:  # before JAX's first computation starts its thread pool
+            os.sched_setaffinity(0, [int(cpu) for cpu in args.cpus.split(",")])
         tier = TIERS[name]
         if args.train_seconds is not None:
             tier = dataclasses.replace(tier, train_seconds=args.train_seconds)
