@@ -657,7 +657,7 @@ def run(
     skip_training: bool = False,
     skip_fixed: bool = False,
     jobs: int = 1,
-    train_seconds: float | None = None,
+    changes: dict[str, Any] | None = None,
     command: str = "",
     log=print,
 ) -> dict[str, Any]:
@@ -665,12 +665,10 @@ def run(
 
     ``checkpoints`` maps a game to a run directory; games of the tier without one get a
     checkpoint trained here (quick/smoke) or are skipped (full). ``jobs`` > 1 runs that
-    many training runs at a time (:func:`parallel_training_study`); ``train_seconds``
-    replaces the tier's wall time per training run.
+    many training runs at a time (:func:`parallel_training_study`); ``changes`` replaces
+    fields of the tier (e.g. ``{"train_seconds": 1500}``).
     """
-    tier = TIERS[tier_name]
-    if train_seconds is not None:
-        tier = dataclasses.replace(tier, train_seconds=train_seconds)
+    tier = dataclasses.replace(TIERS[tier_name], **(changes or {}))
     if jobs > 1 and not skip_training:
         cpu_groups(jobs)  # a bad --jobs fails now, not after the fixed-network study
     out = Path(out)
@@ -767,6 +765,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="wall time of each training run (default: the tier's; full 1800)",
     )  # fmt: skip
     parser.add_argument(
+        "--simulations", type=int, nargs="+", default=None, metavar="N",
+        help="the fixed-network study's budgets (default: the tier's; full 2 4 ... 128)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--match-games", type=int, default=None,
+        help="games of each fixed-network match, even (default: the tier's; full 200)",
+    )  # fmt: skip
+    parser.add_argument(
         "--arm", default=None, metavar="KIND:N:SEED",
         help="run only this training run and write its training.csv (used by --jobs)",
     )  # fmt: skip
@@ -791,13 +797,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(render(args.out, name, command.strip()))
         return
     log = functools.partial(print, flush=True)
+    changes = _tier_changes(parser, args)
     if args.arm is not None:
         kind, n, seed = _parse_arm(parser, args.arm)
         if args.cpus:  # before JAX's first computation starts its thread pool
             os.sched_setaffinity(0, [int(cpu) for cpu in args.cpus.split(",")])
-        tier = TIERS[name]
-        if args.train_seconds is not None:
-            tier = dataclasses.replace(tier, train_seconds=args.train_seconds)
+        tier = dataclasses.replace(TIERS[name], **changes)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         rows = training_run(arm_config(tier, kind, n), seed, tier, log, out)
@@ -809,9 +814,30 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(str(error))
     run(
         args.out, name, checkpoints, seed=args.seed, skip_training=args.skip_training,
-        skip_fixed=args.skip_fixed, jobs=args.jobs, train_seconds=args.train_seconds,
+        skip_fixed=args.skip_fixed, jobs=args.jobs, changes=changes,
         command=command.strip(), log=log,
     )  # fmt: skip
+
+
+def _tier_changes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    """The tier fields the command line replaces, checked."""
+    changes: dict[str, Any] = {}
+    if args.train_seconds is not None:
+        if args.train_seconds <= 0:
+            parser.error(f"--train-seconds must be positive, got {args.train_seconds}")
+        changes["train_seconds"] = args.train_seconds
+    if args.simulations is not None:
+        if min(args.simulations) < 1:
+            parser.error(f"--simulations must be at least 1, got {args.simulations}")
+        changes["simulations"] = tuple(args.simulations)
+    if args.match_games is not None:
+        if args.match_games < 2 or args.match_games % 2:
+            parser.error(
+                f"--match-games must be even and at least 2 (each opening is played with "
+                f"both colours), got {args.match_games}"
+            )
+        changes["match_games"] = args.match_games
+    return changes
 
 
 def _parse_arm(parser: argparse.ArgumentParser, text: str) -> tuple[str, int, int]:

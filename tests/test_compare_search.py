@@ -105,7 +105,18 @@ def test_jobs_run_the_training_study_in_pinned_processes(tmp_path):
     assert agent.config.search.kind == kind
 
 
-def test_jobs_beyond_the_cpus_is_a_clear_error(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--jobs", "999"], "--jobs 999: this process may use"),
+        (["--match-games", "3"], "--match-games must be even and at least 2"),
+        (["--simulations", "8", "0"], "--simulations must be at least 1"),
+        (["--train-seconds", "0"], "--train-seconds must be positive"),
+        (["--arm", "mcts:8:0"], "--arm expects KIND:N:SEED"),
+    ],
+)
+def test_bad_options_are_clear_errors(tmp_path, capsys, flags, message):
     with pytest.raises(SystemExit):
-        compare_search.main(["--smoke", "--jobs", "999", "--out", str(tmp_path)])
-    assert "--jobs 999: this process may use" in capsys.readouterr().err
+        compare_search.main(["--smoke", *flags, "--out", str(tmp_path)])
+    assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing ran, nothing written
