@@ -47,7 +47,7 @@ from jaxzero import search as search_lib
 from jaxzero.agent import Agent, load_agent
 from jaxzero.checkpoint import Checkpointer
 from jaxzero.config import Config, apply_overrides, config_to_dict, get_preset
-from jaxzero.evaluate import optimal_move_share, play_match, wilson_interval
+from jaxzero.evaluate import optimal_move_share, paired_difference, play_match, wilson_interval
 from jaxzero.loop import make_trainer
 from jaxzero.opponents import Policy
 from jaxzero.train import CONFIG_FILE, train
@@ -64,6 +64,10 @@ IMPROVEMENT_COLUMNS = [
 OPTIMAL_COLUMNS = [
     "game", "player", "simulations", "positions", "optimal", "optimal_low", "optimal_high",
     "critical", "kept",
+]  # fmt: skip
+DIFFERENCE_COLUMNS = [
+    "game", "simulations", "positions", "gumbel_only", "puct_only", "difference",
+    "difference_low", "difference_high",
 ]  # fmt: skip
 TRAINING_COLUMNS = [
     "game", "search", "simulations", "seed", "iteration", "wall_seconds", "positions",
@@ -219,21 +223,43 @@ def _optimal_row(game: str, player: str, n: int, quality) -> dict[str, Any]:
     )  # fmt: skip
 
 
+def _difference_row(game: str, n: int, gumbel, puct) -> dict[str, Any]:
+    g, p = gumbel.optimal_moves, puct.optimal_moves
+    difference, lo, hi = paired_difference(g, p)
+    return dict(
+        game=game, simulations=n, positions=len(g), gumbel_only=int((g & ~p).sum()),
+        puct_only=int((p & ~g).sum()), difference=difference, difference_low=lo,
+        difference_high=hi,
+    )  # fmt: skip
+
+
 def policy_improvement(
-    agent: Agent, tier: Tier, key: Array, log=print
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Matches of search(kind, n) vs the raw policy and vs the other kind, for each n;
-    solver-optimal shares where the game has a solved set. Returns (match rows, share rows)."""
+    agent: Agent, tier: Tier, key: Array, log=print, matches_too: bool = True
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Matches of search(kind, n) vs the raw policy and vs the other kind, for each n
+    (unless not ``matches_too``); solver-optimal shares where the game has a solved set,
+    and Gumbel's minus PUCT's share on the same positions. Returns (match rows, share
+    rows, difference rows)."""
     game = agent.env.id
     plies = OPENING_PLIES.get(game, 2)
     raw = raw_policy(agent)
-    matches, shares = [], []
+    matches, shares, differences = [], [], []
     solved = game in SOLVED_GAMES
     if solved:
         shares.append(_optimal_row(game, "raw", 0, optimal_move_share(raw, agent.env)))
         log(f"  {game} raw policy: optimal {shares[-1]['optimal']:.3f}")
     for n in tier.simulations:
         players = {kind: search_policy(agent, kind, n) for kind in KINDS}
+        if solved:
+            quality = {}
+            for kind in KINDS:
+                key, k = jax.random.split(key)
+                quality[kind] = optimal_move_share(players[kind], agent.env, key=k)
+                shares.append(_optimal_row(game, kind, n, quality[kind]))
+                log(f"  {game} {kind}({n}): {quality[kind]}")
+            differences.append(_difference_row(game, n, quality["gumbel"], quality["puct"]))
+        if not matches_too:
+            continue
         for kind in KINDS:
             key, k = jax.random.split(key)
             result = play_match(
@@ -247,13 +273,7 @@ def policy_improvement(
         )
         matches.append(_match_row(game, "gumbel", n, "puct", n, result))
         log(f"  {game} gumbel({n}) vs puct({n}): {result}")
-        if solved:
-            for kind in KINDS:
-                key, k = jax.random.split(key)
-                quality = optimal_move_share(players[kind], agent.env, key=k)
-                shares.append(_optimal_row(game, kind, n, quality))
-                log(f"  {game} {kind}({n}): {quality}")
-    return matches, shares
+    return matches, shares, differences
 
 
 def make_checkpoint(game: str, tier: Tier, root: Path, log=print) -> Path:
@@ -451,6 +471,12 @@ def _wait_any(running: dict[subprocess.Popen, Any]) -> subprocess.Popen:
 # --------------------------------------------------------------------------------- output
 
 
+def write_fixed_network_csvs(out: Path, matches, shares, differences) -> None:
+    write_csv(out / "policy_improvement.csv", IMPROVEMENT_COLUMNS, matches)
+    write_csv(out / "optimal_share.csv", OPTIMAL_COLUMNS, shares)
+    write_csv(out / "optimal_difference.csv", DIFFERENCE_COLUMNS, differences)
+
+
 def write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, Any]]) -> None:
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(columns))
@@ -459,11 +485,11 @@ def write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, Any]]) ->
             writer.writerow({c: row[c] for c in columns})
 
 
-def verdict(low: float, high: float) -> str:
-    """Gumbel's score against PUCT read against 0.5 with its 95% interval."""
-    if low > 0.5:
+def verdict(low: float, high: float, even: float = 0.5) -> str:
+    """Gumbel's 95% interval against PUCT (a score, or a difference with ``even=0``)."""
+    if low > even:
         return "Gumbel better"
-    if high < 0.5:
+    if high < even:
         return "PUCT better"
     return "no clear difference"
 
@@ -483,7 +509,7 @@ def _fmt(x: float, lo: float, hi: float, digits: int = 2) -> str:
     return f"{x:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def markdown(matches, shares, training, tier_name: str, command: str) -> str:
+def markdown(matches, shares, differences, training, tier_name: str, command: str) -> str:
     lines = [f"# PUCT vs Gumbel ({tier_name} tier)", "", f"Command: `{command}`", ""]
     if matches:
         lines += [
@@ -517,6 +543,24 @@ def markdown(matches, shares, training, tier_name: str, command: str) -> str:
                 f"| {r['game']} | {r['player']} | {r['simulations']} | "
                 f"{_fmt(r['optimal'], r['optimal_low'], r['optimal_high'], 3)} | "
                 f"{r['kept']:.3f} of {r['critical']} |"
+            )
+    if differences:
+        lines += [
+            "",
+            "### Gumbel minus PUCT on the same positions",
+            "",
+            "Paired: both searches answer the same positions, so the difference of their "
+            "optimal shares gets Newcombe's paired 95% interval (much narrower than two "
+            "separate intervals).",
+            "",
+            "| game | n | Gumbel only | PUCT only | Gumbel - PUCT | verdict |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in differences:
+            lines.append(
+                f"| {r['game']} | {r['simulations']} | {r['gumbel_only']} | {r['puct_only']} | "
+                f"{_fmt(r['difference'], r['difference_low'], r['difference_high'], 3)} | "
+                f"{verdict(r['difference_low'], r['difference_high'], even=0.0)} |"
             )
     if training:
         lines += [
@@ -656,6 +700,7 @@ def run(
     seed: int = 0,
     skip_training: bool = False,
     skip_fixed: bool = False,
+    skip_matches: bool = False,
     jobs: int = 1,
     changes: dict[str, Any] | None = None,
     command: str = "",
@@ -664,7 +709,8 @@ def run(
     """Run the study of ``tier_name`` and write CSVs, PNGs and ``results.md`` into ``out``.
 
     ``checkpoints`` maps a game to a run directory; games of the tier without one get a
-    checkpoint trained here (quick/smoke) or are skipped (full). ``jobs`` > 1 runs that
+    checkpoint trained here (quick/smoke) or are skipped (full). ``skip_matches`` keeps
+    only the solver-optimal shares of the fixed-network study. ``jobs`` > 1 runs that
     many training runs at a time (:func:`parallel_training_study`); ``changes`` replaces
     fields of the tier (e.g. ``{"train_seconds": 1500}``).
     """
@@ -677,6 +723,7 @@ def run(
     key = jax.random.key(seed)
     matches: list[dict[str, Any]] = []
     shares: list[dict[str, Any]] = []
+    differences: list[dict[str, Any]] = []
     log(f"[compare_search] tier {tier_name}, out {out}")
     for game in () if skip_fixed else tier.games:
         if game not in checkpoints:
@@ -687,27 +734,25 @@ def run(
         agent = load_agent(checkpoints[game])
         log(f"  {game}: checkpoint {checkpoints[game]} (iteration {agent.iteration})")
         key, k = jax.random.split(key)
-        m, s = policy_improvement(agent, tier, k, log)
-        matches += m
-        shares += s
-        write_csv(out / "policy_improvement.csv", IMPROVEMENT_COLUMNS, matches)
-        write_csv(out / "optimal_share.csv", OPTIMAL_COLUMNS, shares)
+        m, s, d = policy_improvement(agent, tier, k, log, matches_too=not skip_matches)
+        matches, shares, differences = matches + m, shares + s, differences + d
+        write_fixed_network_csvs(out, matches, shares, differences)
     if skip_training:
         training = []
     elif jobs > 1:
         training = parallel_training_study(tier_name, tier, jobs, out / "training_runs", log)
     else:
         training = training_study(tier, out / "training_runs", log)
-    write_csv(out / "policy_improvement.csv", IMPROVEMENT_COLUMNS, matches)
-    write_csv(out / "optimal_share.csv", OPTIMAL_COLUMNS, shares)
+    write_fixed_network_csvs(out, matches, shares, differences)
     write_csv(out / "training.csv", TRAINING_COLUMNS, training)
     pngs = plot(matches, shares, training, out)
-    text = markdown(matches, shares, training, tier_name, command)
+    text = markdown(matches, shares, differences, training, tier_name, command)
     (out / "results.md").write_text(text)
     log(text)
     return {
         "matches": matches,
         "shares": shares,
+        "differences": differences,
         "training": training,
         "pngs": pngs,
         "checkpoints": checkpoints,
@@ -736,9 +781,10 @@ def render(out: str | Path, tier_name: str, command: str = "") -> str:
     out = Path(out)
     matches = read_csv(out / "policy_improvement.csv")
     shares = read_csv(out / "optimal_share.csv")
+    differences = read_csv(out / "optimal_difference.csv")
     training = read_csv(out / "training.csv")
     plot(matches, shares, training, out)
-    text = markdown(matches, shares, training, tier_name, command)
+    text = markdown(matches, shares, differences, training, tier_name, command)
     (out / "results.md").write_text(text)
     return text
 
@@ -756,6 +802,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-training", action="store_true", help="only the fixed-net study")
     parser.add_argument("--skip-fixed", action="store_true", help="only the training study")
+    parser.add_argument(
+        "--skip-matches", action="store_true",
+        help="fixed-network study: only the solver-optimal shares (no matches)",
+    )  # fmt: skip
     parser.add_argument(
         "--jobs", type=int, default=1,
         help="training runs at a time, each pinned to its own CPUs (default 1)",
@@ -814,7 +864,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(str(error))
     run(
         args.out, name, checkpoints, seed=args.seed, skip_training=args.skip_training,
-        skip_fixed=args.skip_fixed, jobs=args.jobs, changes=changes,
+        skip_fixed=args.skip_fixed, skip_matches=args.skip_matches, jobs=args.jobs,
+        changes=changes,
         command=command.strip(), log=log,
     )  # fmt: skip
 

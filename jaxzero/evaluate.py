@@ -46,6 +46,34 @@ def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def paired_difference(
+    first: np.ndarray, second: np.ndarray, z: float = 1.96
+) -> tuple[float, float, float]:
+    """Difference of two success rates measured on the same items, with its interval.
+
+    ``first`` and ``second`` are bool [N] outcomes item by item (e.g. two policies on one
+    position set). Returns (p1 - p2, low, high): Newcombe's (1998, method 10) interval,
+    built from each rate's Wilson interval and the correlation of the pairs, which is far
+    narrower than comparing two independent intervals when the items are shared.
+    """
+    first, second = np.asarray(first, bool), np.asarray(second, bool)
+    if first.shape != second.shape or first.ndim != 1:
+        raise ValueError(f"need two bool [N] outcomes, got {first.shape} and {second.shape}")
+    n = len(first)
+    if n == 0:
+        return 0.0, -1.0, 1.0
+    both, only1 = int((first & second).sum()), int((first & ~second).sum())
+    only2, neither = int((~first & second).sum()), int((~first & ~second).sum())
+    p1, p2 = (both + only1) / n, (both + only2) / n
+    l1, u1 = wilson_interval(both + only1, n, z)
+    l2, u2 = wilson_interval(both + only2, n, z)
+    margins = (both + only1) * (only2 + neither) * (both + only2) * (only1 + neither)
+    phi = (both * neither - only1 * only2) / math.sqrt(margins) if margins else 0.0
+    below = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    above = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return p1 - p2, max(-1.0, p1 - p2 - below), min(1.0, p1 - p2 + above)
+
+
 @dataclasses.dataclass(frozen=True)
 class MatchResult:
     """Game counts from player A's point of view."""
@@ -293,6 +321,9 @@ class MoveQuality:
     exact: float  # share whose move has the best score (the quickest win, slowest loss)
     critical: int  # positions where some legal move would change the result
     kept: float  # share of the critical positions whose move keeps the result
+    # bool [positions]: whether each position's move kept the best result (for paired
+    # comparisons of two policies on the same set; see paired_difference)
+    optimal_moves: np.ndarray = dataclasses.field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         return (
@@ -348,4 +379,5 @@ def optimal_move_share(
         exact=float(exact.mean()),
         critical=int(critical.sum()),
         kept=float(kept[critical].mean()) if critical.any() else 1.0,
+        optimal_moves=kept,
     )

@@ -45,6 +45,18 @@ def test_smoke_tier_writes_every_table_and_plot(smoke):
     assert [r["player"] for r in shares] == ["raw", "puct", "gumbel"]
     assert all(int(r["positions"]) == 4520 for r in shares)  # tic-tac-toe decision states
 
+    columns, differences = _read(out / "optimal_difference.csv")
+    assert columns == compare_search.DIFFERENCE_COLUMNS
+    assert [int(r["simulations"]) for r in differences] == list(tier.simulations)
+    for r in differences:  # the paired difference is the difference of the two shares
+        share = {
+            s["player"]: float(s["optimal"]) for s in shares if s["simulations"] == r["simulations"]
+        }
+        moved = (int(r["gumbel_only"]) - int(r["puct_only"])) / int(r["positions"])
+        assert float(r["difference"]) == pytest.approx(share["gumbel"] - share["puct"])
+        assert float(r["difference"]) == pytest.approx(moved)
+        assert float(r["difference_low"]) <= float(r["difference"]) <= float(r["difference_high"])
+
     columns, training = _read(out / "training.csv")
     assert columns == compare_search.TRAINING_COLUMNS
     runs = {(r["search"], r["simulations"], r["seed"]) for r in training}
@@ -60,6 +72,7 @@ def test_smoke_tier_writes_every_table_and_plot(smoke):
     text = (out / "results.md").read_text()
     assert "| game | n | PUCT vs raw | Gumbel vs raw | Gumbel vs PUCT | verdict |" in text
     assert "## Training with each search" in text
+    assert "| game | n | Gumbel only | PUCT only | Gumbel - PUCT | verdict |" in text
 
 
 def test_verdict_reads_the_interval_against_even():

@@ -9,6 +9,7 @@ import envs
 from jaxzero import opponents
 from jaxzero.evaluate import (
     optimal_move_share,
+    paired_difference,
     play_match,
     position_set,
     states_from_moves,
@@ -85,6 +86,36 @@ def test_tic_tac_toe_move_quality(ttt):
     tactical = optimal_move_share(opponents.one_ply(ttt), ttt)
     assert random.optimal < 0.7 < tactical.optimal < 1.0
     assert random.kept < random.optimal  # critical positions are the hard ones
+    # Position by position: the paired comparison sees exactly the shares' difference.
+    assert perfect.optimal_moves.all() and perfect.optimal_moves.shape == (4520,)
+    assert tactical.optimal_moves.mean() == tactical.optimal
+    difference, lo, hi = paired_difference(perfect.optimal_moves, tactical.optimal_moves)
+    assert difference == pytest.approx(1.0 - tactical.optimal)
+    assert 0 < lo < difference < hi
+
+
+def test_paired_difference_interval():
+    rng = np.random.default_rng(0)
+    first = rng.random(1000) < 0.85
+    second = first ^ (rng.random(1000) < 0.06)  # the same items, a few answers flipped
+    difference, lo, hi = paired_difference(first, second)
+    assert difference == first.mean() - second.mean() and lo < difference < hi
+    assert paired_difference(second, first) == pytest.approx((-difference, -hi, -lo))
+    # Large n: close to the normal interval of the per-item differences ...
+    d = first.astype(float) - second.astype(float)
+    half = 1.96 * d.std(ddof=1) / np.sqrt(len(d))
+    assert lo == pytest.approx(difference - half, abs=0.003)
+    assert hi == pytest.approx(difference + half, abs=0.003)
+    # ... and far narrower than two separate Wilson intervals, which ignore the pairing.
+    l1, u1 = wilson_interval(first.sum(), 1000)
+    l2, u2 = wilson_interval(second.sum(), 1000)
+    assert hi - lo < 0.5 * ((u1 - l2) - (l1 - u2))
+    # Identical outcomes: centred on zero; opposite ones on a small set: above zero.
+    assert paired_difference(first, first)[1:] == pytest.approx((-0.0027, 0.0027), abs=1e-4)
+    difference, lo, hi = paired_difference(np.ones(10, bool), np.zeros(10, bool))
+    assert difference == 1.0 and 0.5 < lo < 1.0 and hi == 1.0
+    with pytest.raises(ValueError, match="bool"):
+        paired_difference(first, second[:10])
 
 
 @pytest.fixture(scope="module")
