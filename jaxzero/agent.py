@@ -23,7 +23,7 @@ import jax
 from envs.core import Env, State
 from jaxzero import search as search_lib
 from jaxzero.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
-from jaxzero.config import Config, apply_overrides, config_from_dict
+from jaxzero.config import Config, apply_overrides, config_from_dict, parse_key_values
 from jaxzero.loop import make_trainer
 from jaxzero.networks import ApplyFn
 
@@ -83,14 +83,9 @@ def search_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def parse_settings(items: Sequence[str]) -> dict[str, str]:
-    """``["search.kind=puct", ...]`` -> ``{"search.kind": "puct"}`` (ValueError if no =)."""
-    settings = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--set {item!r}: expected KEY=VALUE, e.g. search.kind=puct")
-        settings[key.strip()] = value.strip()
-    return search_settings(settings)
+    """``--set`` items: ``["search.kind=puct", ...]`` -> ``{"search.kind": "puct"}``,
+    checked to be KEY=VALUE pairs of ``search.*`` keys (ValueError otherwise)."""
+    return search_settings(parse_key_values(list(items), "--set"))
 
 
 def _locate(path: Path) -> tuple[Path, int | None]:

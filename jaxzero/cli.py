@@ -57,16 +57,6 @@ def _search_settings(items: list[str] | None) -> dict[str, str]:
         _fail(str(error))
 
 
-def _parse_overrides(pairs: list[str]) -> dict[str, str]:
-    overrides = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise UsageError(f"override {pair!r} is not KEY=VALUE (e.g. search.num_simulations=16)")
-        overrides[name] = value
-    return overrides
-
-
 @app.command()
 def train(
     args: Annotated[
@@ -98,7 +88,7 @@ def train(
     game = args.pop(0) if args and "=" not in args[0] else DEFAULT_GAME
     run_dir = out if out is not None else Path("runs") / game
     try:
-        parsed = _parse_overrides(args)
+        parsed = config_lib.parse_key_values(args, example="search.num_simulations=16")
         if resume:
             if parsed:
                 raise UsageError("overrides cannot change a run being resumed; drop them")

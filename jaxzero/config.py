@@ -355,6 +355,21 @@ def _set(obj: Any, path: list[str], value: Any, key: str) -> Any:
     return dataclasses.replace(obj, **{name: _set(getattr(obj, name), path[1:], value, key)})
 
 
+def parse_key_values(
+    items: list[str] | tuple[str, ...], what: str = "override", example: str = "search.kind=puct"
+) -> dict[str, str]:
+    """``["search.kind=puct", ...]`` -> ``{"search.kind": "puct"}``, values still text
+    (:func:`apply_overrides` types them). ValueError naming ``what`` for an item with no
+    ``=`` or no key."""
+    parsed = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{what} {item!r} is not KEY=VALUE (e.g. {example})")
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
 def apply_overrides(config: Config, overrides: dict[str, Any]) -> Config:
     """A copy of ``config`` with dotted keys replaced, values parsed to the field's type.
 
