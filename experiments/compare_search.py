@@ -44,7 +44,7 @@ import numpy as np
 
 from envs.core import Env, State
 from jaxzero import search as search_lib
-from jaxzero.agent import Agent, load_agent
+from jaxzero.agent import Agent, load_agent, parse_settings
 from jaxzero.checkpoint import Checkpointer
 from jaxzero.config import Config, apply_overrides, config_to_dict, get_preset
 from jaxzero.evaluate import optimal_move_share, paired_difference, play_match, wilson_interval
@@ -703,6 +703,7 @@ def run(
     skip_matches: bool = False,
     jobs: int = 1,
     changes: dict[str, Any] | None = None,
+    search: dict[str, Any] | None = None,
     command: str = "",
     log=print,
 ) -> dict[str, Any]:
@@ -710,7 +711,8 @@ def run(
 
     ``checkpoints`` maps a game to a run directory; games of the tier without one get a
     checkpoint trained here (quick/smoke) or are skipped (full). ``skip_matches`` keeps
-    only the solver-optimal shares of the fixed-network study. ``jobs`` > 1 runs that
+    only the solver-optimal shares of the fixed-network study; ``search`` changes the
+    loaded agents' ``search.*`` settings (:func:`load_agent`). ``jobs`` > 1 runs that
     many training runs at a time (:func:`parallel_training_study`); ``changes`` replaces
     fields of the tier (e.g. ``{"train_seconds": 1500}``).
     """
@@ -731,7 +733,7 @@ def run(
                 log(f"  {game}: no checkpoint given, skipped")
                 continue
             checkpoints[game] = str(make_checkpoint(game, tier, out / "runs", log))
-        agent = load_agent(checkpoints[game])
+        agent = load_agent(checkpoints[game], search=search)
         log(f"  {game}: checkpoint {checkpoints[game]} (iteration {agent.iteration})")
         key, k = jax.random.split(key)
         m, s, d = policy_improvement(agent, tier, k, log, matches_too=not skip_matches)
@@ -830,6 +832,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--cpus", default=None, metavar="I,J,...", help="with --arm: run on these CPUs only"
     )
     parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE",
+        help="fixed-network study: change a search.* setting of the loaded agents "
+        "(e.g. search.max_num_considered_actions=4)",
+    )  # fmt: skip
+    parser.add_argument(
         "--render", action="store_true", help="only redraw plots and results.md from --out's CSVs"
     )
     args = parser.parse_args(argv)
@@ -848,6 +855,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     log = functools.partial(print, flush=True)
     changes = _tier_changes(parser, args)
+    try:
+        search = parse_settings(args.set)
+    except ValueError as error:
+        parser.error(str(error))
     if args.arm is not None:
         kind, n, seed = _parse_arm(parser, args.arm)
         if args.cpus:  # before JAX's first computation starts its thread pool
@@ -865,7 +876,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     run(
         args.out, name, checkpoints, seed=args.seed, skip_training=args.skip_training,
         skip_fixed=args.skip_fixed, skip_matches=args.skip_matches, jobs=args.jobs,
-        changes=changes,
+        changes=changes, search=search,
         command=command.strip(), log=log,
     )  # fmt: skip
 

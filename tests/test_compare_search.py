@@ -126,6 +126,7 @@ def test_jobs_run_the_training_study_in_pinned_processes(tmp_path):
         (["--simulations", "8", "0"], "--simulations must be at least 1"),
         (["--train-seconds", "0"], "--train-seconds must be positive"),
         (["--arm", "mcts:8:0"], "--arm expects KIND:N:SEED"),
+        (["--set", "network.channels=8"], "only search.* settings can"),
     ],
 )
 def test_bad_options_are_clear_errors(tmp_path, capsys, flags, message):
