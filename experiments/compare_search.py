@@ -8,18 +8,21 @@ Two questions, one command:
    from random openings, each opening twice with the colours swapped
    (:func:`jaxzero.evaluate.play_match`), and scored (wins + draws / 2) / games with a 95%
    Wilson interval. For Connect Four (and tic-tac-toe) the share of solver-optimal moves
-   on the solved position set is measured at each n as well.
+   on the solved position set is measured at each n as well, and Gumbel's minus PUCT's
+   share on the same positions with a paired interval.
 2. **Training with each search.** The same preset is trained with PUCT and with Gumbel
    at a low and a medium self-play budget, for the same wall time (compilation excluded)
    and several seeds; the raw network's solver-optimal move share is recorded along the
-   way against training wall time and positions generated.
+   way against training wall time and positions generated. ``--jobs N`` runs N at a
+   time, each process pinned to its own CPUs.
 
-Output (``--out``): ``policy_improvement.csv``, ``optimal_share.csv``, ``training.csv``,
-PNG plots of each, and ``results.md`` with the tables and a per-game verdict.
+Output (``--out``): ``policy_improvement.csv``, ``optimal_share.csv``,
+``optimal_difference.csv``, ``training.csv``, PNG plots, ``results.md`` with the tables
+and a per-game verdict, and each training run's final network in ``training_runs/``.
 
-    python -m experiments.compare_search --out docs/compare_search \\
+    python -m experiments.compare_search --jobs 2 --out docs/compare_search \\
         --checkpoint tic_tac_toe=RUN --checkpoint connect_four=RUN --checkpoint go_6x6=RUN
-    python -m experiments.compare_search --quick --out docs/compare_search  # reduced
+    python -m experiments.compare_search --quick --jobs 2 --out /tmp/cs_quick  # reduced
     python -m experiments.compare_search --smoke --out /tmp/cs  # CI, toy size
 """
 
