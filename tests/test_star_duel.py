@@ -237,6 +237,22 @@ def test_buying_refills_the_slot_from_the_trade_deck(position, step):
     assert state.trade == 0 and state.discard[CARD["Explorer"]] == 1
 
 
+def test_a_refill_is_drawn_in_proportion_to_the_trade_deck(env, position):
+    state = position(trade_row=["Courier"], trade_deck=["Frigate"] + ["Stinger"] * 3, trade=1)
+    buy = jax.jit(jax.vmap(env.step, in_axes=(None, None, 0)))
+    after = buy(
+        state, jnp.int32(env.text_to_action("buy 0")), jax.random.split(jax.random.key(2), 2000)
+    )
+    refills = np.asarray(after.trade_row[:, 0])
+    assert set(refills.tolist()) == {CARD["Frigate"], CARD["Stinger"]}
+    assert abs((refills == CARD["Stinger"]).mean() - 0.75) < 0.03  # 3 sd of 2000 draws
+    taken = np.asarray(after.trade_deck)  # the refill left the trade deck
+    np.testing.assert_array_equal(taken.sum(1), 3)
+    np.testing.assert_array_equal(
+        taken[np.arange(2000), refills], np.where(refills == CARD["Frigate"], 0, 2)
+    )
+
+
 def test_an_exhausted_trade_deck_leaves_the_slot_empty(position, step):
     state = position(trade_row=["Courier"], trade_deck=[], trade=1)
     state = play(step, state, "buy 0")
