@@ -23,7 +23,8 @@ How each side is driven, so that the comparison is fair:
 Timing: calls of a few milliseconds; the two JAX sides take turns call by call for
 ``--seconds`` each (so both meet the same machine load), then OpenSpiel runs alone
 (its Python loop churns through the caches between calls). The table shows each side's
-median rate. By default XLA runs each computation on one thread and calls are timed by
+median rate (``--statistic total``: all its steps over all its time, slow calls
+included). By default XLA runs each computation on one thread and calls are timed by
 this process's CPU time: steps per core-second, which other processes on a shared
 machine barely move (``--xla-threads all --clock wall`` for XLA's thread pool and the
 wall clock).
@@ -187,16 +188,29 @@ def openspiel_runner(name: str, batch: int, steps_per_call: int) -> Callable[[],
     return call
 
 
-def timed(call: Callable[[], int], clock: str) -> float:
-    """Steps per second of one call, by the wall clock or by this process's CPU time."""
+def timed_call(call: Callable[[], int], clock: str) -> tuple[int, float]:
+    """Steps and seconds of one call, by the wall clock or by this process's CPU time."""
     now = time.process_time if clock == "cpu" else time.perf_counter
     start = now()
     steps = call()
-    return steps / max(now() - start, 1e-9)
+    return steps, max(now() - start, 1e-9)
+
+
+def timed(call: Callable[[], int], clock: str) -> float:
+    """Steps per second of one call."""
+    steps, seconds = timed_call(call, clock)
+    return steps / seconds
+
+
+def summarise(calls: list[tuple[int, float]], statistic: str) -> float:
+    """Steps per second over timed calls: the median call, or all steps over all time."""
+    if statistic == "median":
+        return statistics.median(steps / seconds for steps, seconds in calls)
+    return sum(steps for steps, _ in calls) / sum(seconds for _, seconds in calls)
 
 
 def measure(entry: Entry, batch: int, args: argparse.Namespace) -> dict[str, float | None]:
-    """Median steps/s per side over calls of a few milliseconds, the sides taking turns.
+    """Steps/s per side over calls of a few milliseconds, the sides taking turns.
 
     Taking turns call by call puts the sides under the same machine load, and the median
     of many short calls shrugs off the calls that another process preempted.
@@ -213,16 +227,18 @@ def measure(entry: Entry, batch: int, args: argparse.Namespace) -> dict[str, flo
         runners["pgx"] = jax_runner(pgx.make(entry.pgx), batch, steps_per_call)
     if entry.openspiel is not None and "openspiel" in args.peers:
         runners["openspiel"] = openspiel_runner(entry.openspiel, batch, 2048)
-    rates: dict[str, list[float]] = {side: [] for side, call in runners.items() if call}
+    calls: dict[str, list[tuple[int, float]]] = {side: [] for side, run in runners.items() if run}
     # the JAX sides take turns; OpenSpiel's Python loop, which churns through the caches
     # between calls, runs on its own afterwards
     for group in [["ours", "pgx"], ["openspiel"]]:
         active = {side: runners[side] for side in group if runners[side] is not None}
         deadline = time.perf_counter() + args.seconds * len(active)
-        while active and (time.perf_counter() < deadline or len(rates[group[0]]) < 5):
-            for side, call in active.items():
-                rates[side].append(timed(call, args.clock))
-    return {side: statistics.median(rates[side]) if side in rates else None for side in runners}
+        while active and (time.perf_counter() < deadline or len(calls[group[0]]) < 5):
+            for side, run in active.items():
+                calls[side].append(timed_call(run, args.clock))
+    return {
+        side: summarise(calls[side], args.statistic) if side in calls else None for side in runners
+    }
 
 
 def _version(package: str) -> str:
@@ -259,6 +275,13 @@ def main(argv: list[str] | None = None) -> None:
         "core-second, unmoved by other processes on the machine) or by the wall clock "
         "(default with all threads)",
     )
+    parser.add_argument(
+        "--statistic",
+        choices=["median", "total"],
+        default="median",
+        help="median: the median call's rate (shrugs off calls another process preempted); "
+        "total: all steps over all timed seconds",
+    )
     args = parser.parse_args(argv)
     args.clock = args.clock or ("cpu" if args.xla_threads == "one" else "wall")
     if args.xla_threads == "one":  # read when the CPU backend starts, i.e. on first use
@@ -269,7 +292,8 @@ def main(argv: list[str] | None = None) -> None:
         f"jax {jax.__version__}, pgx {_version('pgx')}, open_spiel {_version('open_spiel')} "
         f"on {jax.devices()[0].device_kind} ({os.cpu_count()} cores, load average "
         f"{os.getloadavg()[0]:.1f}), XLA threads: {args.xla_threads}; steps per second of "
-        f"{args.clock} time, median over calls of a few ms, {args.seconds:g} s a side per cell"
+        f"{args.clock} time, {'median over' if args.statistic == 'median' else 'total of'} calls "
+        f"of a few ms, {args.seconds:g} s a side per cell"
     )
     header = "| game | batch | ours | pgx | OpenSpiel | ours/pgx |"
     print(header)

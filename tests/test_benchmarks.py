@@ -1,0 +1,47 @@
+"""benchmarks/env_throughput.py: its legal-action sampler, its statistics, one tiny run."""
+
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import env_throughput  # noqa: E402
+
+
+@pytest.mark.parametrize("num_actions", [9, 123])  # the lookup table and the popcount search
+def test_uniform_legal_maps_equal_slices_of_the_draw_to_each_legal_action(num_actions):
+    masks = np.array(jax.random.bernoulli(jax.random.key(0), 0.3, (64, num_actions)))
+    masks[:, 0] |= ~masks.any(axis=1)  # at least one legal action per row
+    masks[-1] = True  # every action legal
+    sample = jax.jit(env_throughput.uniform_legal)
+    for row in masks:
+        legal = np.flatnonzero(row)
+        n = len(legal)
+        draws = (np.arange(n, dtype=np.float32) + 0.5) / n  # the middle of each 1/n slice
+        picked = sample(jnp.asarray(draws), jnp.asarray(np.tile(row, (n, 1))))
+        np.testing.assert_array_equal(picked, legal)  # the k-th slice picks the k-th action
+        edges = sample(jnp.asarray([0.0, np.nextafter(np.float32(1), 0)]), jnp.asarray([row] * 2))
+        np.testing.assert_array_equal(edges, legal[[0, -1]])
+
+
+def test_median_and_total_statistics():
+    calls = [(100, 1.0), (100, 1.0), (100, 8.0)]  # one call preempted
+    assert env_throughput.summarise(calls, "median") == 100.0
+    assert env_throughput.summarise(calls, "total") == 30.0
+
+
+def test_a_tiny_run_prints_the_table(capsys):
+    env_throughput.main(
+        ["--games", "tic_tac_toe", "--batch-sizes", "2", "--seconds", "0.05", "--peers"]
+        + ["--xla-threads", "all", "--statistic", "total"]
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert "total of calls" in lines[0]
+    game, batch, ours, pgx, openspiel, ratio = lines[-1].strip("| ").split(" | ")
+    assert (game, batch, pgx, openspiel, ratio) == ("tic_tac_toe", "2", "-", "-", "-")
+    assert int(ours.replace(",", "")) > 0
