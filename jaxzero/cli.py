@@ -48,6 +48,22 @@ SearchSettings = Annotated[
 ]
 
 
+def _game_ids(name: str) -> tuple[str, ...]:
+    """The games a name on the command line stands for: its preset's game (what ``jaxzero
+    train NAME`` trains, e.g. star_duel -> star_duel_short), then the game of that id."""
+    import envs
+    from jaxzero.config import PRESETS
+
+    games = [PRESETS[name].game] if name in PRESETS else []
+    games += [name] if name in envs.available() and name not in games else []
+    if games:
+        return tuple(games)
+    raise UsageError(
+        f"unknown game {name!r}; choose a preset ({', '.join(sorted(PRESETS))}) "
+        f"or a game ({', '.join(envs.available())})"
+    )
+
+
 def _search_settings(items: list[str] | None) -> dict[str, str]:
     from jaxzero.agent import parse_settings
 
@@ -126,7 +142,9 @@ def train(
 
 @app.command()
 def play(
-    game: Annotated[str | None, typer.Argument(help="Game (default: the checkpoint's)")] = None,
+    game: Annotated[
+        str | None, typer.Argument(help="Game or preset (default: the checkpoint's)")
+    ] = None,
     checkpoint: Annotated[
         Path | None, typer.Option(help="Run directory or checkpoint [default: runs/GAME]")
     ] = None,
@@ -145,6 +163,10 @@ def play(
 
     if human not in ("first", "second"):
         _fail(f"--human must be first or second, not {human!r}")
+    try:
+        wanted = () if game is None else _game_ids(game)
+    except UsageError as error:
+        _fail(str(error))
     if checkpoint is None:
         if game is None:
             _fail("say which agent to play: jaxzero play GAME, or --checkpoint RUN_DIR")
@@ -153,8 +175,8 @@ def play(
         agent = load_agent(checkpoint, search=_search_settings(set_))
     except CheckpointError as error:
         _fail(str(error))
-    if game is not None and game != agent.config.game:
-        _fail(f"{checkpoint} holds a {agent.config.game} agent, not {game}")
+    if wanted and agent.config.game not in wanted:
+        _fail(f"{checkpoint} holds a {agent.config.game} agent, not {' or '.join(wanted)}")
     try:
         play_game(
             agent.env,
@@ -277,7 +299,7 @@ def eval_(
 
 @app.command()
 def analyze(
-    game: Annotated[str, typer.Argument(help="Game id, e.g. tic_tac_toe")],
+    game: Annotated[str, typer.Argument(help="Game or preset, e.g. tic_tac_toe")],
     moves: Annotated[
         str, typer.Option(help="Moves from the start in the game's notation, e.g. '5 1 9'")
     ] = "",
@@ -310,17 +332,20 @@ def analyze(
     from jaxzero.checkpoint import CheckpointError
 
     try:
+        wanted = _game_ids(game)
         if sgf is not None:  # a bad record is reported before any network is loaded
             if moves:
                 raise UsageError("give --moves or --sgf, not both")
-            sgf_env = envs.make(game)
+            sgf_env = envs.make(wanted[0])
             state, record = analysis.position_from_sgf(sgf_env, sgf)
         if checkpoint is None and (Path("runs") / game).exists():
             checkpoint = Path("runs") / game
         if checkpoint is not None:
             agent = load_agent(checkpoint, search=_search_settings(set_))
-            if agent.config.game != game:
-                raise UsageError(f"{checkpoint} holds a {agent.config.game} agent, not {game}")
+            if agent.config.game not in wanted:
+                raise UsageError(
+                    f"{checkpoint} holds a {agent.config.game} agent, not {' or '.join(wanted)}"
+                )
             config, env, params, apply_fn = agent.config, agent.env, agent.params, agent.apply_fn
             source = f"{checkpoint} (iteration {agent.iteration})"
         else:
@@ -378,7 +403,7 @@ def _untrained(game: str, seed: int):
         config = config_lib.get_preset(game)
     except ValueError:
         config = config_lib.Config(game=game)
-    env = envs.make(game)
+    env = envs.make(config.game)
     network = networks.make_network(config.network, env)
     params = networks.init_params(network, env, jax.random.key(seed))
     return config, env, params, networks.make_apply_fn(network)

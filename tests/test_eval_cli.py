@@ -96,6 +96,8 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
         (["analyze", "tic_tac_toe", "--moves", "5 0"], "move 2: '0' is not a cell"),
         (["analyze", "tic_tac_toe", "--moves", "1 4 2 5 3 6"], "the game is over before move 6"),
         (["analyze", "chess"], "unknown game 'chess'"),
+        (["play", "chess"], "unknown game 'chess'; choose a preset"),
+        (["play", "star_duel", "--checkpoint", "{run}"], "agent, not star_duel_short or star_duel"),
     ],
 )
 def test_mistakes_are_one_line_errors(run, tmp_path, monkeypatch, args, message):
@@ -126,3 +128,14 @@ def test_analyze_prints_the_root_and_writes_the_tree(run, tmp_path):
     edges = re.findall(r"^  n(\d+) -> n(\d+)", text, flags=re.M)
     assert sorted(map(int, nodes)) == list(range(9))  # the root and one node a simulation
     assert len(edges) == 8 and {c for _, c in edges} == {str(i) for i in range(1, 9)}
+
+
+def test_a_preset_name_stands_for_its_game():
+    """`jaxzero train star_duel` trains star_duel_short; play and analyze take either name."""
+    from jaxzero.cli import UsageError, _game_ids
+
+    assert _game_ids("star_duel") == ("star_duel_short", "star_duel")  # preset, then game id
+    assert _game_ids("star_duel_fast") == _game_ids("star_duel_short") == ("star_duel_short",)
+    assert _game_ids("connect_four") == ("connect_four",) and _game_ids("go") == ("go",)
+    with pytest.raises(UsageError, match="unknown game 'chess'"):
+        _game_ids("chess")
