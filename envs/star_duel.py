@@ -456,6 +456,11 @@ class StarDuel(Env):
         words = " ".join(text.lower().split())
         if words in _TEXT_ACTION:
             return _TEXT_ACTION[words]
+        if not words.isdigit():
+            raise ValueError(
+                f"{text.strip()!r} is not a move: write e.g. 'play scout', 'buy 2', "
+                "'attack player', 'end', or an action number"
+            )
         return super().text_to_action(text)
 
 

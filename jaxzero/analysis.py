@@ -33,13 +33,15 @@ Array = jax.Array
 
 
 def position_from_moves(env: Env, moves: str, key: Array | None = None) -> State:
-    """The (unbatched) state after ``moves``: tokens in the game's notation separated by
-    spaces or commas. ValueError with a one-line reason for a malformed or illegal move,
-    or when the game is over (nothing to search)."""
+    """The (unbatched) state after ``moves``: moves in the game's notation separated by
+    spaces, or by commas when a move has spaces in it (star_duel's ``play scout, end``).
+    ValueError with a one-line reason for a malformed or illegal move, or when the game is
+    over (nothing to search)."""
     key = jax.random.key(0) if key is None else key
     state = env.init(key)
     step = jax.jit(env.step)
-    tokens = moves.replace(",", " ").split()
+    tokens = [t.strip() for t in moves.split(",")] if "," in moves else moves.split()
+    tokens = [t for t in tokens if t]
     for number, token in enumerate(tokens, start=1):
         if bool(state.terminated | state.truncated):
             raise ValueError(f"the game is over before move {number} ({token!r})")

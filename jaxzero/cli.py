@@ -301,7 +301,11 @@ def eval_(
 def analyze(
     game: Annotated[str, typer.Argument(help="Game or preset, e.g. tic_tac_toe")],
     moves: Annotated[
-        str, typer.Option(help="Moves from the start in the game's notation, e.g. '5 1 9'")
+        str,
+        typer.Option(
+            help="Moves from the start in the game's notation, e.g. '5 1 9' "
+            "(commas between moves that have spaces: 'play scout, end')"
+        ),
     ] = "",
     sgf: Annotated[
         Path | None,

@@ -29,6 +29,11 @@ def legal_moves(env: Env, state: State) -> list[str]:
     return [env.action_to_text(a) for a in np.flatnonzero(mask)]
 
 
+def join_moves(moves: list[str]) -> str:
+    """Moves in one line: spaces between them, commas when a move has a space in it."""
+    return (", " if any(" " in move for move in moves) else " ").join(moves)
+
+
 def read_move(env: Env, state: State, stdin: TextIO, stdout: TextIO) -> int:
     """Prompt until the human types a legal move; raise InputEnded at end of input."""
     mask = np.asarray(state.legal_action_mask)
@@ -72,7 +77,7 @@ def play_game(
         stdout.write("\n" + env.render(state) + "\n")
         mover = int(state.current_player)
         if mover == human:
-            stdout.write(f"legal moves: {' '.join(legal_moves(env, state))}\n")
+            stdout.write(f"legal moves: {join_moves(legal_moves(env, state))}\n")
             action = read_move(env, state, stdin, stdout)
         else:
             key, k_act = jax.random.split(key)

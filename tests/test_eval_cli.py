@@ -139,3 +139,16 @@ def test_a_preset_name_stands_for_its_game():
     assert _game_ids("connect_four") == ("connect_four",) and _game_ids("go") == ("go",)
     with pytest.raises(UsageError, match="unknown game 'chess'"):
         _game_ids("chess")
+
+
+def test_moves_with_spaces_are_separated_by_commas():
+    import envs
+    from jaxzero.analysis import position_from_moves
+
+    state = position_from_moves(envs.make("star_duel_short"), "play scout, end")
+    assert int(state.turn) == 1 and int(state.current_player) == 1
+    ttt = envs.make("tic_tac_toe")
+    spaced, commas = position_from_moves(ttt, "5 1 9"), position_from_moves(ttt, "5, 1,9")
+    jax.tree.map(lambda a, b: jax.numpy.array_equal(a, b) or pytest.fail("differ"), spaced, commas)
+    with pytest.raises(ValueError, match="move 2: 'scrap everything' is not a move"):
+        position_from_moves(envs.make("star_duel_short"), "play scout, scrap everything")

@@ -422,8 +422,10 @@ def test_action_text_round_trip(env):
         assert env.text_to_action(env.action_to_text(action)) == action
     assert env.text_to_action(" Play  Scout ") == CARD["Scout"]
     assert env.text_to_action("122") == 122
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="'fly away' is not a move: write e.g. 'play scout'"):
         env.text_to_action("fly away")
+    with pytest.raises(ValueError, match="outside 0..122"):
+        env.text_to_action("123")
 
 
 def test_render_shows_the_table(env, position):

@@ -14,7 +14,7 @@ from jaxzero.agent import load_agent, parse_settings
 from jaxzero.checkpoint import Checkpointer, CheckpointError
 from jaxzero.config import apply_overrides, get_preset
 from jaxzero.networks import SymmetryAveraged
-from jaxzero.play import play_game
+from jaxzero.play import join_moves, play_game
 from jaxzero.report import write_report
 from jaxzero.train import cached_trainer, load_run_config, train
 
@@ -124,6 +124,8 @@ def test_agent_plays_through_a_pipe(straight_run):
         agent.env, agent, human=0, num_simulations=4, stdin=io.StringIO(moves), stdout=out
     )
     text = out.getvalue()
+    assert "legal moves: 1 2 3 4 5 6 7 8 9\n" in text
+    assert join_moves(["play scout", "end"]) == "play scout, end"  # star_duel's moves
     assert "invalid move: '0' is not a cell" in text
     assert "invalid move: 'ten' is not a cell" in text
     assert "illegal move: 5 is not legal here" in text
