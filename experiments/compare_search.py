@@ -500,7 +500,7 @@ def verdict(low: float, high: float, even: float = 0.5) -> str:
 def training_verdict(puct: list[dict[str, Any]], gumbel: list[dict[str, Any]]) -> str:
     """Which search trained better, counting only separations that hold for every seed."""
     if not puct or not gumbel:
-        return "incomplete"
+        return "PUCT only" if puct else "Gumbel only" if gumbel else "no runs"
     if min(r["optimal_low"] for r in gumbel) > max(r["optimal_high"] for r in puct):
         return "Gumbel better"
     if min(r["optimal_low"] for r in puct) > max(r["optimal_high"] for r in gumbel):
@@ -587,9 +587,10 @@ def markdown(matches, shares, differences, training, tier_name: str, command: st
                     for k in KINDS}  # fmt: skip
             cells = [
                 ", ".join(_fmt(r["optimal"], r["optimal_low"], r["optimal_high"], 3) for r in rs)
+                or "—"  # a budget trained with one search only
                 for rs in runs.values()
             ]
-            positions = " / ".join(f"{np.mean([r['positions'] for r in rs]):.0f}"
+            positions = " / ".join(f"{np.mean([r['positions'] for r in rs]):.0f}" if rs else "—"
                                    for rs in runs.values())  # fmt: skip
             lines.append(f"| {game} | {n} | {cells[0]} | {cells[1]} | {positions} | "
                          f"{training_verdict(runs['puct'], runs['gumbel'])} |")  # fmt: skip

@@ -196,7 +196,8 @@ PRESETS: dict[str, Config] = {
         seed=0,
     ),
     # Sized for a CPU: the 2 x 32 ResNet of the self-play benchmark and Gumbel with 16
-    # simulations (Gumbel keeps improving the policy at low budgets); the first 6 plies
+    # simulations (Gumbel keeps improving the policy at low budgets; 8 did no better in a
+    # same-compute 30-minute A/B, docs/compare_search.md); the first 6 plies
     # are sampled for opening variety; scores against random and one-ply every 25
     # iterations make the learning curve. 32 updates of 256 per 4,096 positions played
     # (each position is sampled ~2x while in replay): with gradients fast inside the

@@ -81,6 +81,15 @@ def test_verdict_reads_the_interval_against_even():
     assert compare_search.verdict(0.45, 0.60) == "no clear difference"
 
 
+def test_training_verdict_needs_every_seed_apart():
+    run = lambda low, high: {"optimal_low": low, "optimal_high": high}
+    high, low = [run(0.85, 0.89), run(0.84, 0.88)], [run(0.65, 0.71), run(0.73, 0.78)]
+    assert compare_search.training_verdict(low, high) == "Gumbel better"
+    assert compare_search.training_verdict(high, low) == "PUCT better"
+    assert compare_search.training_verdict(low, [run(0.77, 0.90)]) == "no clear difference"
+    assert compare_search.training_verdict([], high) == "Gumbel only"
+
+
 @pytest.mark.parametrize("kind", compare_search.KINDS)
 def test_both_searches_at_64_find_the_quickest_win(smoke, kind):
     """X: 4, 0; O: 1, 2. X8 wins at once (3, 5 and 6 win later); the untrained smoke
