@@ -104,6 +104,10 @@ def train(
     game = args.pop(0) if args and "=" not in args[0] else DEFAULT_GAME
     run_dir = out if out is not None else Path("runs") / game
     try:
+        if seconds is not None and not seconds > 0:
+            raise UsageError(f"--seconds must be > 0, got {seconds:g}")
+        if iterations is not None and iterations < 1:
+            raise UsageError(f"--iterations must be >= 1, got {iterations}")
         parsed = config_lib.parse_key_values(args, example="search.num_simulations=16")
         if resume:
             if parsed:

@@ -39,6 +39,18 @@ def test_bad_override_value_is_explained():
     assert "seed: expected an integer" in line
 
 
+@pytest.mark.parametrize(
+    "flags, message",
+    [(["--seconds", "-5"], "--seconds must be > 0, got -5"),
+     (["--seconds", "0"], "--seconds must be > 0"),
+     (["--iterations", "0"], "--iterations must be >= 1, got 0")],
+)  # fmt: skip
+def test_a_budget_that_trains_nothing_is_refused(tmp_path, flags, message):
+    args = ["train", "tic_tac_toe", "--out", str(tmp_path / "run"), *flags]
+    assert message in _error_line(runner.invoke(app, args))
+    assert not (tmp_path / "run").exists()  # nothing written
+
+
 def test_existing_run_is_never_overwritten(tmp_path):
     config = config_lib.get_preset("tic_tac_toe")
     prepare_run_dir(tmp_path / "run", config, resume=False, force=False)
