@@ -175,6 +175,11 @@ def play(
         if game is None:
             _fail("say which agent to play: jaxzero play GAME, or --checkpoint RUN_DIR")
         checkpoint = Path("runs") / game
+        if not checkpoint.exists():
+            _fail(
+                f"no agent in {checkpoint}: train one with `jaxzero train {game}`, "
+                "or pass --checkpoint RUN_DIR"
+            )
     try:
         agent = load_agent(checkpoint, search=_search_settings(set_))
     except CheckpointError as error:
