@@ -32,17 +32,38 @@ from jaxzero.networks import ApplyFn
 Array = jax.Array
 
 
+def split_moves(env: Env, moves: str) -> list[str]:
+    """Moves in the game's notation, separated by commas or by spaces.
+
+    Without commas a move is the shortest run of words the game reads as one, so
+    star_duel's ``play scout end`` is two moves (no star_duel move begins with the words
+    of another). A run that never reads as a move gives its first word, for the error.
+    """
+    if "," in moves:
+        return [token.strip() for token in moves.split(",") if token.strip()]
+    words, tokens = moves.split(), []
+    while words:
+        for n in range(1, len(words) + 1):
+            try:
+                env.text_to_action(" ".join(words[:n]))
+                break
+            except ValueError:
+                continue
+        else:
+            n = 1
+        tokens.append(" ".join(words[:n]))
+        words = words[n:]
+    return tokens
+
+
 def position_from_moves(env: Env, moves: str, key: Array | None = None) -> State:
-    """The (unbatched) state after ``moves``: moves in the game's notation separated by
-    spaces, or by commas when a move has spaces in it (star_duel's ``play scout, end``).
-    ValueError with a one-line reason for a malformed or illegal move, or when the game is
-    over (nothing to search)."""
+    """The (unbatched) state after ``moves`` (see :func:`split_moves`). ValueError with a
+    one-line reason for a malformed or illegal move, or when the game is over (nothing to
+    search)."""
     key = jax.random.key(0) if key is None else key
     state = env.init(key)
     step = jax.jit(env.step)
-    tokens = [t.strip() for t in moves.split(",")] if "," in moves else moves.split()
-    tokens = [t for t in tokens if t]
-    for number, token in enumerate(tokens, start=1):
+    for number, token in enumerate(split_moves(env, moves), start=1):
         if bool(state.terminated | state.truncated):
             raise ValueError(f"the game is over before move {number} ({token!r})")
         try:

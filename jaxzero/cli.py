@@ -312,8 +312,8 @@ def analyze(
     moves: Annotated[
         str,
         typer.Option(
-            help="Moves from the start in the game's notation, e.g. '5 1 9' "
-            "(commas between moves that have spaces: 'play scout, end')"
+            help="Moves from the start in the game's notation, separated by spaces or "
+            "commas, e.g. '5 1 9' or 'play scout, end'"
         ),
     ] = "",
     sgf: Annotated[

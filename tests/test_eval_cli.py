@@ -142,12 +142,20 @@ def test_a_preset_name_stands_for_its_game():
         _game_ids("chess")
 
 
-def test_moves_with_spaces_are_separated_by_commas():
+def test_moves_with_spaces_are_separated_by_commas_or_read_word_by_word():
     import envs
-    from jaxzero.analysis import position_from_moves
+    from jaxzero.analysis import position_from_moves, split_moves
 
-    state = position_from_moves(envs.make("star_duel_short"), "play scout, end")
+    star_duel = envs.make("star_duel_short")
+    assert split_moves(star_duel, "play scout end") == ["play scout", "end"]
+    assert split_moves(star_duel, "scrap battle station for its ability, buy 2") == [
+        "scrap battle station for its ability",
+        "buy 2",
+    ]
+    assert split_moves(star_duel, "fly away end") == ["fly", "away", "end"]  # errors: 'fly'
+    state = position_from_moves(star_duel, "play scout, end")
     assert int(state.turn) == 1 and int(state.current_player) == 1
+    assert int(position_from_moves(star_duel, "play scout end").turn) == 1
     ttt = envs.make("tic_tac_toe")
     spaced, commas = position_from_moves(ttt, "5 1 9"), position_from_moves(ttt, "5, 1,9")
     jax.tree.map(lambda a, b: jax.numpy.array_equal(a, b) or pytest.fail("differ"), spaced, commas)
