@@ -595,12 +595,9 @@ def _act(s: StarDuelState, action: Array, bits: Array) -> StarDuelState:
 
     moved = jnp.asarray(ACTION_MOVES)[action][:, None] * one  # int32 [Z, T]
     # A bought slot is refilled from the trade deck (left empty, -1, once it runs out).
-    # One uniform position among the trade deck's cards; its type is how many types end
-    # at or before it.
-    left = s.trade_deck.sum()
-    cum = (s.trade_deck.astype(jnp.float32) @ jnp.asarray(_UPPER)).astype(jnp.int32)  # [T]
-    pick = (bits[HAND] * left.astype(jnp.uint32) >> 16).astype(jnp.int32)
-    new_card = jnp.where(buy_slot & (left > 0), (cum <= pick).sum(), -1)  # int32 []; -1 none
+    # One uniform position among the trade deck's cards, read as a type (as in _init).
+    (pick,), cum = _positions(s.trade_deck, buy_slot & (s.trade_deck.sum() > 0), bits[HAND:])
+    new_card = jnp.where(pick < cum[-1], (cum <= pick).sum(), -1)  # int32 []; -1 none
     refill = (jnp.asarray(TYPES) == new_card).astype(jnp.int32)  # int32 [T]
     # The end of a turn: hand and ships to the discard pile, then a fresh hand is drawn.
     end = kind == END_TURN
