@@ -4,7 +4,7 @@
         --opening-plies 2 --level 10 --sgf runs/go_6x6/gnugo_games
 
 Our engine runs as `jaxzero gtp` in a subprocess, GNU Go as `gnugo --mode gtp` with our
-rules (`jaxzero.gtp.GNUGO_RULES`: area scoring, positional superko); each random opening
+rules (`jaxzero.go.gtp.GNUGO_RULES`: area scoring, positional superko); each random opening
 is played twice, colours swapped; GNU Go's final_score (which judges dead stones) decides scored
 games. Prints the win rate with a 95% Wilson interval.
 """
@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from envs.go import action_to_gtp, gtp_to_action
-from jaxzero.agent import load_agent, parse_settings
-from jaxzero.evaluate import wilson_interval
-from jaxzero.gtp import GNUGO_RULES, GtpClient, play_match
-from jaxzero.sgf import GoRecord, write_sgf
+from jaxzero.go.gtp import GNUGO_RULES, GtpClient, play_match
+from jaxzero.go.sgf import GoRecord, write_sgf
+from jaxzero.measure.evaluate import wilson_interval
+from jaxzero.run.agent import load_agent, parse_settings
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """Learner step cost: K AlphaZero updates in one ``lax.scan``, with our convolution
-(``jaxzero.networks.conv_general_dilated``) against Flax's stock ``nn.Conv``.
+(``jaxzero.core.networks.conv_general_dilated``) against Flax's stock ``nn.Conv``.
 
     python benchmarks/learner_step.py                       # connect_four preset net, K 8
     python benchmarks/learner_step.py --game go_9x9 --updates 4
@@ -8,7 +8,7 @@ Both sides are the same ResNet (the preset's blocks and channels), the same mini
 same loss, optimizer and parameters; only the convolution's backward pass differs (ours
 is written as a forward convolution, slices and matmuls). Each side is timed two ways:
 
-* in a loop: the K updates as a ``lax.scan``, as ``jaxzero.loop`` runs them;
+* in a loop: the K updates as a ``lax.scan``, as ``jaxzero.core.loop`` runs them;
 * unrolled: the same K updates in straight-line code (``unroll=True``), which XLA
   compiles without a while loop (compile time grows with K).
 
@@ -33,8 +33,8 @@ import jax.numpy as jnp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envs  # noqa: E402
-from jaxzero import learner, networks, replay  # noqa: E402
-from jaxzero.config import get_preset  # noqa: E402
+from jaxzero.core import learner, networks, replay  # noqa: E402
+from jaxzero.core.config import get_preset  # noqa: E402
 
 
 def make_updates(apply_fn, optimizer, optim, batches, unroll: bool):

@@ -17,8 +17,8 @@ import argparse
 import jax
 import jax.numpy as jnp
 
-from jaxzero.agent import load_agent, parse_settings
-from jaxzero.evaluate import optimal_move_share
+from jaxzero.measure.evaluate import optimal_move_share
+from jaxzero.run.agent import load_agent, parse_settings
 
 
 def main() -> None:

@@ -42,8 +42,8 @@ def worker(args: argparse.Namespace) -> None:
     import jax
     import numpy as np
 
-    from jaxzero.config import apply_overrides, get_preset
-    from jaxzero.loop import make_trainer
+    from jaxzero.core.config import apply_overrides, get_preset
+    from jaxzero.core.loop import make_trainer
 
     n = args.worker
     overrides = dict(DEFAULT_OVERRIDES) if args.game == "tic_tac_toe" else {}

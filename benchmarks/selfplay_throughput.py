@@ -4,12 +4,12 @@
     python benchmarks/selfplay_throughput.py --game tic_tac_toe --seconds 5
 
 A position is one move of one game, searched and played. Both sides use the same Flax
-network (``jaxzero.networks.ResNet``, ``--blocks`` x ``--channels``, default 2 x 32), the
+network (``jaxzero.core.networks.ResNet``, ``--blocks`` x ``--channels``, default 2 x 32), the
 same batch, the same number of simulations, the same mctx policy (``muzero_policy`` for
 PUCT with Dirichlet root noise, ``gumbel_muzero_policy`` for Gumbel), and the same PRNG
 implementation, and each runs ``--moves`` moves per jitted call as one ``lax.scan``.
 
-* ours: ``jaxzero.selfplay.make_selfplay_fn`` unchanged, i.e. including what the training
+* ours: ``jaxzero.core.selfplay.make_selfplay_fn`` unchanged, i.e. including what the training
   loop does around the search (trajectory bookkeeping, outcome labels, replay writes,
   auto-reset, metrics).
 * reference: the recipe of pgx's own AlphaZero example: a pgx env, a recurrent function
@@ -41,8 +41,8 @@ import mctx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envs  # noqa: E402
-from jaxzero import networks, replay, selfplay  # noqa: E402
-from jaxzero.config import (  # noqa: E402
+from jaxzero.core import networks, replay, selfplay  # noqa: E402
+from jaxzero.core.config import (  # noqa: E402
     Config,
     NetworkConfig,
     ReplayConfig,

@@ -2,10 +2,10 @@
 
     .venv/bin/python benchmarks/star_duel_strength.py --run runs/star_duel --games 400
 
-Loads the agent of a run directory (or one checkpoint) with ``jaxzero.agent.load_agent``
+Loads the agent of a run directory (or one checkpoint) with ``jaxzero.run.agent.load_agent``
 and plays ``--games`` games against each opponent on the agent's own game (the preset's
 ``star_duel_short``: authority 10), half with the agent moving first, in one batched,
-jitted match each (``jaxzero.evaluate.play_match``; paired games share their deals). The
+jitted match each (``jaxzero.measure.evaluate.play_match``; paired games share their deals). The
 agent moves by noise-free greedy search (``--simulations``, default the config's
 ``eval_simulations``; determinised when the config says so). Prints the win rate and the
 score ((wins + draws / 2) / games), each with its 95% Wilson interval, and the first-seat /
@@ -23,9 +23,9 @@ import time
 
 import jax
 
-from jaxzero.agent import Agent, load_agent
-from jaxzero.evaluate import play_match, wilson_interval
-from jaxzero.opponents import Policy, make_opponent
+from jaxzero.measure.evaluate import play_match, wilson_interval
+from jaxzero.measure.opponents import Policy, make_opponent
+from jaxzero.run.agent import Agent, load_agent
 
 
 def agent_policy(agent: Agent, num_simulations: int | None) -> Policy:

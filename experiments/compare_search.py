@@ -6,7 +6,7 @@ Two questions, one command:
    noise-free greedy search of each kind with n simulations plays the raw network policy
    (argmax of the legal logits) and the other kind at the same n; every match is played
    from random openings, each opening twice with the colours swapped
-   (:func:`jaxzero.evaluate.play_match`), and scored (wins + draws / 2) / games with a 95%
+   (:func:`jaxzero.measure.evaluate.play_match`), and scored (wins + draws / 2) / games with a 95%
    Wilson interval. For Connect Four (and tic-tac-toe) the share of solver-optimal moves
    on the solved position set is measured at each n as well, and Gumbel's minus PUCT's
    share on the same positions with a paired interval.
@@ -46,14 +46,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs.core import Env, State
-from jaxzero import search as search_lib
-from jaxzero.agent import Agent, load_agent, parse_settings
-from jaxzero.checkpoint import Checkpointer
-from jaxzero.config import Config, apply_overrides, config_to_dict, get_preset
-from jaxzero.evaluate import optimal_move_share, paired_difference, play_match, wilson_interval
-from jaxzero.loop import make_trainer
-from jaxzero.opponents import Policy
-from jaxzero.train import CONFIG_FILE, train
+from jaxzero.core import search as search_lib
+from jaxzero.core.config import Config, apply_overrides, config_to_dict, get_preset
+from jaxzero.core.loop import make_trainer
+from jaxzero.measure.evaluate import (
+    optimal_move_share,
+    paired_difference,
+    play_match,
+    wilson_interval,
+)
+from jaxzero.measure.opponents import Policy
+from jaxzero.run.agent import Agent, load_agent, parse_settings
+from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.driver import CONFIG_FILE, train
 
 Array = jax.Array
 KINDS = ("puct", "gumbel")
@@ -300,7 +305,7 @@ def make_checkpoint(game: str, tier: Tier, root: Path, log=print) -> Path:
 
 @functools.lru_cache(maxsize=16)
 def _solved_states(env: Env):
-    from jaxzero.evaluate import position_set, states_from_moves
+    from jaxzero.measure.evaluate import position_set, states_from_moves
 
     data = position_set(env.id)
     return states_from_moves(env, data.moves, data.lengths), data

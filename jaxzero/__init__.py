@@ -13,13 +13,13 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "Agent": "jaxzero.agent",
-    "load_agent": "jaxzero.agent",
-    "Config": "jaxzero.config",
-    "get_preset": "jaxzero.config",
-    "apply_overrides": "jaxzero.config",
-    "make_trainer": "jaxzero.loop",
-    "TrainState": "jaxzero.loop",
+    "Agent": "jaxzero.run.agent",
+    "load_agent": "jaxzero.run.agent",
+    "Config": "jaxzero.core.config",
+    "get_preset": "jaxzero.core.config",
+    "apply_overrides": "jaxzero.core.config",
+    "make_trainer": "jaxzero.core.loop",
+    "TrainState": "jaxzero.core.loop",
 }
 
 __all__ = sorted(_EXPORTS)

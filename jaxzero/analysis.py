@@ -8,7 +8,7 @@
 
 All values are from the point of view of the player to move at the node in question;
 an edge's Q is ``reward + discount * value(child)`` from its parent's mover's view
-(mctx's convention, see :mod:`jaxzero.search`).
+(mctx's convention, see :mod:`jaxzero.core.search`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ import numpy as np
 
 from envs.core import Env, State
 from envs.go import Go
-from jaxzero import search, sgf
-from jaxzero.config import SearchConfig
-from jaxzero.networks import ApplyFn
+from jaxzero.core import search
+from jaxzero.core.config import SearchConfig
+from jaxzero.core.networks import ApplyFn
+from jaxzero.go import sgf
 
 Array = jax.Array
 

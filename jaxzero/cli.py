@@ -52,7 +52,7 @@ def _game_ids(name: str) -> tuple[str, ...]:
     """The games a name on the command line stands for: its preset's game (what ``jaxzero
     train NAME`` trains, e.g. star_duel -> star_duel_short), then the game of that id."""
     import envs
-    from jaxzero.config import PRESETS
+    from jaxzero.core.config import PRESETS
 
     games = [PRESETS[name].game] if name in PRESETS else []
     games += [name] if name in envs.available() and name not in games else []
@@ -65,7 +65,7 @@ def _game_ids(name: str) -> tuple[str, ...]:
 
 
 def _search_settings(items: list[str] | None) -> dict[str, str]:
-    from jaxzero.agent import parse_settings
+    from jaxzero.run.agent import parse_settings
 
     try:
         return parse_settings(items or [])
@@ -95,10 +95,10 @@ def train(
     ] = None,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
-    from jaxzero import config as config_lib
-    from jaxzero.checkpoint import CheckpointError
-    from jaxzero.train import RunDirError
-    from jaxzero.train import train as run_training
+    from jaxzero.core import config as config_lib
+    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.driver import RunDirError
+    from jaxzero.run.driver import train as run_training
 
     args = list(args or [])
     game = args.pop(0) if args and "=" not in args[0] else DEFAULT_GAME
@@ -161,9 +161,9 @@ def play(
     set_: SearchSettings = None,
 ) -> None:
     """Play a game against a trained agent (works through a pipe too)."""
-    from jaxzero.agent import load_agent
-    from jaxzero.checkpoint import CheckpointError
     from jaxzero.play import InputEnded, play_game
+    from jaxzero.run.agent import load_agent
+    from jaxzero.run.checkpoint import CheckpointError
 
     if human not in ("first", "second"):
         _fail(f"--human must be first or second, not {human!r}")
@@ -214,9 +214,9 @@ def gtp(
     set_: SearchSettings = None,
 ) -> None:
     """Speak the Go Text Protocol on stdin/stdout (for GoGui, Sabaki, GNU Go, gomill)."""
-    from jaxzero.agent import load_agent
-    from jaxzero.checkpoint import CheckpointError
-    from jaxzero.gtp import GtpEngine
+    from jaxzero.go.gtp import GtpEngine
+    from jaxzero.run.agent import load_agent
+    from jaxzero.run.checkpoint import CheckpointError
 
     try:
         engine = GtpEngine(
@@ -233,7 +233,7 @@ def gtp(
 @app.command()
 def report(run_dir: Annotated[Path, typer.Argument(help="A run directory")]) -> None:
     """Write figures (PNG) and a markdown summary of a run into RUN_DIR/report."""
-    from jaxzero.report import ReportError, write_report
+    from jaxzero.run.report import ReportError, write_report
 
     try:
         out = write_report(run_dir)
@@ -271,8 +271,9 @@ def eval_(
     RUN/elo.json is renamed RUN/elo-DATE-TIME.json first, never overwritten.
 
     Go: --sgf DIR also writes every game there as SGF (A_vs_B_001.sgf, ...) for Sabaki."""
-    from jaxzero import elo, ladder
-    from jaxzero.checkpoint import CheckpointError
+    from jaxzero.measure import elo
+    from jaxzero.measure import round_robin as ladder
+    from jaxzero.run.checkpoint import CheckpointError
 
     def show(a: str, b: str, result) -> None:
         console.print(f"{a} vs {b}: {result}", highlight=False)
@@ -341,8 +342,8 @@ def analyze(
 
     import envs
     from jaxzero import analysis
-    from jaxzero.agent import load_agent
-    from jaxzero.checkpoint import CheckpointError
+    from jaxzero.run.agent import load_agent
+    from jaxzero.run.checkpoint import CheckpointError
 
     try:
         wanted = _game_ids(game)
@@ -409,8 +410,8 @@ def _untrained(game: str, seed: int):
     import jax
 
     import envs
-    from jaxzero import config as config_lib
-    from jaxzero import networks
+    from jaxzero.core import config as config_lib
+    from jaxzero.core import networks
 
     try:
         config = config_lib.get_preset(game)

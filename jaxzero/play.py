@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from envs import Env, State
-from jaxzero.agent import Agent
+from jaxzero.run.agent import Agent
 
 
 class InputEnded(Exception):

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import envs
-from jaxzero import arena as arena_lib
-from jaxzero.checkpoint import Checkpointer
-from jaxzero.config import apply_overrides, get_preset
-from jaxzero.solvers import tic_tac_toe as ttt
-from jaxzero.train import cached_trainer, train
+from jaxzero.core.config import apply_overrides, get_preset
+from jaxzero.measure import gate as arena_lib
+from jaxzero.measure.solvers import tic_tac_toe as ttt
+from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.driver import cached_trainer, train
 
 POWERS = jnp.asarray(3 ** np.arange(9), jnp.int32)
 SMALL_ARENA = {

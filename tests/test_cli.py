@@ -5,9 +5,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from jaxzero import config as config_lib
 from jaxzero.cli import app
-from jaxzero.train import RunDirError, prepare_run_dir
+from jaxzero.core import config as config_lib
+from jaxzero.run.driver import RunDirError, prepare_run_dir
 
 runner = CliRunner()
 

@@ -8,7 +8,7 @@ import pytest
 
 import envs
 from experiments import compare_search
-from jaxzero.agent import load_agent
+from jaxzero.run.agent import load_agent
 
 
 @pytest.fixture(scope="module")

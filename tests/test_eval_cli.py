@@ -7,12 +7,12 @@ import jax
 import pytest
 from typer.testing import CliRunner
 
-from jaxzero.checkpoint import Checkpointer
 from jaxzero.cli import app
-from jaxzero.config import apply_overrides, config_to_dict, get_preset
-from jaxzero.loop import make_trainer
-from jaxzero.report import write_report
-from jaxzero.train import prepare_run_dir
+from jaxzero.core.config import apply_overrides, config_to_dict, get_preset
+from jaxzero.core.loop import make_trainer
+from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.driver import prepare_run_dir
+from jaxzero.run.report import write_report
 
 runner = CliRunner()
 TINY = {

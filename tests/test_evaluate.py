@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import envs
-from jaxzero import opponents
-from jaxzero.evaluate import (
+from jaxzero.measure import opponents
+from jaxzero.measure.evaluate import (
     optimal_move_share,
     paired_difference,
     play_match,
@@ -15,7 +15,7 @@ from jaxzero.evaluate import (
     states_from_moves,
     wilson_interval,
 )
-from jaxzero.solvers import connect_four as c4
+from jaxzero.measure.solvers import connect_four as c4
 
 
 @pytest.fixture(scope="module")

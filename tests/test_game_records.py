@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import envs
-from jaxzero.game_records import SelfPlayRecorder, game_results
-from jaxzero.sgf import read_sgf
+from jaxzero.go.records import SelfPlayRecorder, game_results
+from jaxzero.go.sgf import read_sgf
 
 PASS = 25  # 5x5 board: points 0..24, then pass
 NAMES = ("jaxzero@7", "jaxzero@7 too")

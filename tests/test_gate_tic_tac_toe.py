@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from envs.tic_tac_toe import TicTacToeState
-from jaxzero import loop, search
-from jaxzero.config import get_preset
+from jaxzero.core import loop, search
+from jaxzero.core.config import get_preset
 
 ITERATION_BUDGET = 1_500
 CHECK_EVERY = 100

@@ -9,11 +9,11 @@ from pathlib import Path
 import jax
 import pytest
 
-from jaxzero.agent import load_agent
-from jaxzero.checkpoint import Checkpointer
-from jaxzero.config import apply_overrides, config_to_dict, get_preset
-from jaxzero.gtp import GNUGO_RULES, GtpClient, GtpEngine, play_match
-from jaxzero.loop import make_trainer
+from jaxzero.core.config import apply_overrides, config_to_dict, get_preset
+from jaxzero.core.loop import make_trainer
+from jaxzero.go.gtp import GNUGO_RULES, GtpClient, GtpEngine, play_match
+from jaxzero.run.agent import load_agent
+from jaxzero.run.checkpoint import Checkpointer
 
 TINY_GO = {
     "network.channels": 8,

@@ -9,8 +9,8 @@ import pytest
 from double_move import DoubleMove
 
 import envs
-from jaxzero import config as config_lib
-from jaxzero import loop, networks, replay, selfplay
+from jaxzero.core import config as config_lib
+from jaxzero.core import loop, networks, replay, selfplay
 
 GAMMA = 0.9
 

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import envs
-from jaxzero.evaluate import make_paired_match, states_from_moves
+from jaxzero.measure.evaluate import make_paired_match, states_from_moves
 
 
 def test_recorded_match_replays_to_the_same_results():

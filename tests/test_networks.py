@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import envs
-from jaxzero.config import NetworkConfig
-from jaxzero.networks import (
+from jaxzero.core.config import NetworkConfig
+from jaxzero.core.networks import (
     conv_general_dilated,
     init_params,
     make_apply_fn,

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import envs
-from jaxzero import opponents
-from jaxzero.evaluate import play_match, states_from_moves
-from jaxzero.solvers import connect_four as c4
+from jaxzero.measure import opponents
+from jaxzero.measure.evaluate import play_match, states_from_moves
+from jaxzero.measure.solvers import connect_four as c4
 
 REPEATS = 32  # each position is asked this many times, with different keys
 

@@ -11,8 +11,8 @@ from double_move import DoubleMove
 
 import envs
 from envs.core import Env, State
-from jaxzero import search
-from jaxzero.config import SearchConfig
+from jaxzero.core import search
+from jaxzero.core.config import SearchConfig
 
 TTT = envs.make("tic_tac_toe")
 KINDS = ("puct", "gumbel")

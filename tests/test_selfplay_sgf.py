@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from jaxzero.config import apply_overrides, get_preset
-from jaxzero.sgf import read_sgf
-from jaxzero.train import train
+from jaxzero.core.config import apply_overrides, get_preset
+from jaxzero.go.sgf import read_sgf
+from jaxzero.run.driver import train
 
 TINY_GO = {
     "network.num_blocks": 1,

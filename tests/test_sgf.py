@@ -3,7 +3,7 @@
 import pytest
 
 import envs
-from jaxzero.sgf import GoRecord, SgfError, area_result, read_sgf, to_state, write_sgf
+from jaxzero.go.sgf import GoRecord, SgfError, area_result, read_sgf, to_state, write_sgf
 
 
 def test_round_trip():

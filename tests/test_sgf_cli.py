@@ -8,12 +8,12 @@ import pytest
 from typer.testing import CliRunner
 
 import envs
-from jaxzero.checkpoint import Checkpointer
 from jaxzero.cli import app
-from jaxzero.config import apply_overrides, config_to_dict, get_preset
-from jaxzero.loop import make_trainer
-from jaxzero.sgf import read_sgf, to_state
-from jaxzero.train import prepare_run_dir
+from jaxzero.core.config import apply_overrides, config_to_dict, get_preset
+from jaxzero.core.loop import make_trainer
+from jaxzero.go.sgf import read_sgf, to_state
+from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.driver import prepare_run_dir
 
 runner = CliRunner()
 TINY = {

@@ -1,4 +1,4 @@
-"""Data parallelism (jaxzero.sharding): n devices compute what one does; two processes train.
+"""Data parallelism (jaxzero.core.sharding): n devices compute what one does; two processes train.
 
 The multi-device checks run in subprocesses, so the rest of the suite keeps its single
 CPU device: one with ``--xla_force_host_platform_device_count=4``, and a pair of
@@ -16,8 +16,8 @@ from pathlib import Path
 import jax
 import pytest
 
-from jaxzero import sharding
-from jaxzero.config import apply_overrides, get_preset
+from jaxzero.core import sharding
+from jaxzero.core.config import apply_overrides, get_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,8 +59,8 @@ FOUR_DEVICES = """
     import json
     import jax
     import numpy as np
-    from jaxzero.config import apply_overrides, get_preset
-    from jaxzero.loop import make_trainer
+    from jaxzero.core.config import apply_overrides, get_preset
+    from jaxzero.core.loop import make_trainer
 
     assert jax.device_count() == 4, jax.devices()
     tiny = json.loads({tiny!r})
@@ -162,8 +162,8 @@ def test_initialize_is_a_no_op_without_a_coordinator(monkeypatch):
 TWO_PROCESSES = """
     import json
     import jax
-    from jaxzero.config import apply_overrides, get_preset
-    from jaxzero.train import train
+    from jaxzero.core.config import apply_overrides, get_preset
+    from jaxzero.run.driver import train
 
     tiny = json.loads({tiny!r})
     config = apply_overrides(
@@ -223,7 +223,7 @@ def test_two_processes_train_resume_and_write_each_checkpoint_once(tmp_path):
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [row["iteration"] for row in rows] == [1, 2]
     # The checkpoint restores on this single-device process.
-    from jaxzero.agent import load_agent
+    from jaxzero.run.agent import load_agent
 
     agent = load_agent(run_dir)
     assert agent.iteration == 2

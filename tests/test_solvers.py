@@ -5,8 +5,8 @@ import functools
 import numpy as np
 import pytest
 
-from jaxzero.solvers import connect_four as c4
-from jaxzero.solvers import tic_tac_toe as ttt
+from jaxzero.measure.solvers import connect_four as c4
+from jaxzero.measure.solvers import tic_tac_toe as ttt
 
 
 @pytest.fixture(scope="module")

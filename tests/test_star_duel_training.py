@@ -13,9 +13,10 @@ import envs
 from envs import star_duel, symmetry
 from envs.core import Env, State
 from envs.star_duel import StarDuel
-from jaxzero import config as config_lib
-from jaxzero import loop, opponents, search
-from jaxzero.config import SearchConfig
+from jaxzero.core import config as config_lib
+from jaxzero.core import loop, search
+from jaxzero.core.config import SearchConfig
+from jaxzero.measure import opponents
 
 SHORT = envs.make("star_duel_short")
 

@@ -10,13 +10,13 @@ import jax
 import numpy as np
 import pytest
 
-from jaxzero.agent import load_agent, parse_settings
-from jaxzero.checkpoint import Checkpointer, CheckpointError
-from jaxzero.config import apply_overrides, get_preset
-from jaxzero.networks import SymmetryAveraged
+from jaxzero.core.config import apply_overrides, get_preset
+from jaxzero.core.networks import SymmetryAveraged
 from jaxzero.play import join_moves, play_game
-from jaxzero.report import write_report
-from jaxzero.train import cached_trainer, load_run_config, train
+from jaxzero.run.agent import load_agent, parse_settings
+from jaxzero.run.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.driver import cached_trainer, load_run_config, train
+from jaxzero.run.report import write_report
 
 TINY = {
     "selfplay.batch_size": 8,

@@ -1,7 +1,7 @@
 """Strength measures: matches between two policies, and move quality on solved positions.
 
 A policy is ``policy(states, key) -> actions`` over a batch of env states (see
-:mod:`jaxzero.opponents`).
+:mod:`jaxzero.measure.opponents`).
 
 * :func:`play_match` plays B games in one compiled ``lax.while_loop``, each random opening
   twice with the colours swapped, and counts wins/draws/losses from the first policy's view;
@@ -26,7 +26,7 @@ import numpy as np
 
 import envs
 from envs.core import Env, State
-from jaxzero.opponents import Policy, sample_legal
+from jaxzero.measure.opponents import Policy, sample_legal
 
 Array = jax.Array
 CONNECT_FOUR_POSITIONS = "connect_four_positions.npz"
@@ -270,7 +270,7 @@ class PositionSet:
 def position_set(game: str) -> PositionSet:
     """The solved positions of ``game``: "tic_tac_toe" (all 4,520) or "connect_four"."""
     if game == "tic_tac_toe":
-        from jaxzero.solvers import tic_tac_toe
+        from jaxzero.measure.solvers import tic_tac_toe
 
         table = tic_tac_toe.solve()
         index = np.flatnonzero(table.decision)
@@ -282,7 +282,7 @@ def position_set(game: str) -> PositionSet:
             scores != tic_tac_toe.ILLEGAL,
         )
     if game == "connect_four":
-        from jaxzero.solvers.connect_four import ILLEGAL
+        from jaxzero.measure.solvers.connect_four import ILLEGAL
 
         path = importlib.resources.files("jaxzero") / "data" / CONNECT_FOUR_POSITIONS
         with path.open("rb") as f, np.load(f) as data:

@@ -19,7 +19,7 @@ from typing import Any
 
 @dataclasses.dataclass(frozen=True)
 class NetworkConfig:
-    """The policy/value network (see ``jaxzero.networks``).
+    """The policy/value network (see ``jaxzero.core.networks``).
 
     ``kind`` "auto" picks a ResNet for board observations (rank 3, H x W x C) and an MLP
     for anything else; "resnet" and "mlp" force one ("mlp" flattens a board).
@@ -112,12 +112,12 @@ class TrainConfig:
     log_every: int = 10
     checkpoint_every: int = 100
     keep_every: int = 100  # besides the newest 3, keep checkpoints at multiples of this (0: none)
-    num_devices: int = 0  # devices of the data mesh (jaxzero.sharding); 0 = all JAX sees
+    num_devices: int = 0  # devices of the data mesh (jaxzero.core.sharding); 0 = all JAX sees
 
 
 @dataclasses.dataclass(frozen=True)
 class ArenaConfig:
-    """The arena gate and the driver's periodic evaluation (``jaxzero.arena``).
+    """The arena gate and the driver's periodic evaluation (``jaxzero.measure.gate``).
 
     With ``enabled``, a frozen best network makes all self-play and the learner trains
     on it; every ``every`` iterations the learner plays ``num_games`` games against the

@@ -35,9 +35,9 @@ import jax.numpy as jnp
 import mctx
 
 from envs.core import Env, State
-from jaxzero import networks
-from jaxzero.config import SearchConfig
-from jaxzero.networks import ApplyFn
+from jaxzero.core import networks
+from jaxzero.core.config import SearchConfig
+from jaxzero.core.networks import ApplyFn
 
 Array = jax.Array
 

@@ -5,8 +5,8 @@
     write_elo_files(ladder)          # RUN/elo.json for every run directory taken part
 
 Every pair of entrants plays ``games`` games (paired random openings, both colours:
-:func:`jaxzero.arena.make_match`); checkpoints play with their own noise-free greedy search.
-``random`` always takes part: the ratings are anchored at random = 0 (:mod:`jaxzero.elo`).
+:func:`jaxzero.measure.gate.make_match`); checkpoints play with their own noise-free greedy search.
+``random`` always takes part: the ratings are anchored at random = 0 (:mod:`jaxzero.measure.elo`).
 
 Checkpoints of one network shape share their compiled matches: one checkpoint-vs-checkpoint
 match (one batched search serving both networks) and one checkpoint-vs-all-fixed-opponents
@@ -14,7 +14,7 @@ match, whatever the number of checkpoints.
 
 With ``sgf_dir`` (Go only) every game is also written there as SGF, one file a game,
 ``A_vs_B_001.sgf`` ... with the players' names, komi and result
-(:mod:`jaxzero.game_records`); the recording matches are compiled instead of the plain
+(:mod:`jaxzero.go.records`); the recording matches are compiled instead of the plain
 ones, not in addition to them.
 
 ``RUN/elo.json`` (the latest ladder; an earlier one is renamed ``elo-DATE-TIME.json``, not
@@ -38,10 +38,13 @@ import numpy as np
 
 import envs
 from envs.core import Env
-from jaxzero import elo, game_records, networks
-from jaxzero import search as search_lib
-from jaxzero.agent import load_agent
-from jaxzero.arena import (
+from jaxzero.core import networks
+from jaxzero.core import search as search_lib
+from jaxzero.core.config import NetworkConfig, SearchConfig
+from jaxzero.go import records as game_records
+from jaxzero.measure import elo
+from jaxzero.measure.evaluate import MatchResult
+from jaxzero.measure.gate import (
     Evaluator,
     agent_vs_fixed,
     fixed_policy,
@@ -50,10 +53,9 @@ from jaxzero.arena import (
     match_result,
     search_policy,
 )
-from jaxzero.checkpoint import CHECKPOINT_DIR
-from jaxzero.config import NetworkConfig, SearchConfig
-from jaxzero.evaluate import MatchResult
-from jaxzero.opponents import OPPONENTS, make_opponent
+from jaxzero.measure.opponents import OPPONENTS, make_opponent
+from jaxzero.run.agent import load_agent
+from jaxzero.run.checkpoint import CHECKPOINT_DIR
 
 ELO_FILE = "elo.json"
 ANCHOR = "random"
@@ -68,7 +70,7 @@ class Entrant:
     """A player of the round robin: a checkpoint (run_dir, iteration) or a fixed opponent."""
 
     name: str
-    policy: Callable  # jaxzero.arena.MatchPolicy
+    policy: Callable  # jaxzero.measure.gate.MatchPolicy
     params: Any
     run_dir: Path | None = None
     iteration: int | None = None

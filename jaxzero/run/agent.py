@@ -21,11 +21,11 @@ from typing import Any
 import jax
 
 from envs.core import Env, State
-from jaxzero import search as search_lib
-from jaxzero.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
-from jaxzero.config import Config, apply_overrides, config_from_dict, parse_key_values
-from jaxzero.loop import make_trainer
-from jaxzero.networks import ApplyFn
+from jaxzero.core import search as search_lib
+from jaxzero.core.config import Config, apply_overrides, config_from_dict, parse_key_values
+from jaxzero.core.loop import make_trainer
+from jaxzero.core.networks import ApplyFn
+from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 
 Array = jax.Array
 

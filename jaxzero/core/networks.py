@@ -24,7 +24,7 @@ from jax import lax
 
 from envs.core import Env
 from envs.symmetry import Symmetries
-from jaxzero.config import NetworkConfig
+from jaxzero.core.config import NetworkConfig
 
 ApplyFn = Callable[[dict, jax.Array], tuple[jax.Array, jax.Array]]
 

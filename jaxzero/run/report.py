@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 METRICS_FILE = "metrics.jsonl"
-ELO_FILE = "elo.json"  # written by `jaxzero eval` (jaxzero.ladder)
+ELO_FILE = "elo.json"  # written by `jaxzero eval` (jaxzero.measure.round_robin)
 
 # figure file -> (title, y label, metric-name predicate)
 FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {

@@ -48,11 +48,11 @@ import jax
 import jax.numpy as jnp
 
 from envs.core import Env, State
-from jaxzero import search
-from jaxzero.config import ArenaConfig, Config, SearchConfig
-from jaxzero.evaluate import MatchResult, make_paired_match
-from jaxzero.networks import ApplyFn
-from jaxzero.opponents import Policy, make_opponent
+from jaxzero.core import search
+from jaxzero.core.config import ArenaConfig, Config, SearchConfig
+from jaxzero.core.networks import ApplyFn
+from jaxzero.measure.evaluate import MatchResult, make_paired_match
+from jaxzero.measure.opponents import Policy, make_opponent
 
 Array = jax.Array
 # A side of a match: (its params, states [G], key) -> int32 [G] actions.
@@ -77,7 +77,7 @@ def search_policy(
 
 @functools.lru_cache(maxsize=32)
 def fixed_policy(policy: Policy) -> MatchPolicy:
-    """A fixed opponent (``jaxzero.opponents``) as a match side; its params are ignored."""
+    """A fixed opponent (``jaxzero.measure.opponents``) as a match side; its params are ignored."""
 
     def side(params: Any, states: State, key: Array) -> Array:
         del params

@@ -14,7 +14,7 @@ Self-play always plays with ``best_params`` (every prior and value in the tree);
 updates train ``params``. With the arena gate off (``config.arena.enabled`` False),
 ``best_params`` is set to the updated ``params`` at the end of every iteration: the plain
 AlphaZero loop, the newest network plays. With the gate on, ``best_params`` stays frozen
-and only the driver replaces it, when the learner wins an arena match (``jaxzero.arena``).
+and only the driver replaces it, when the learner wins an arena match (``jaxzero.measure.gate``).
 
 ``TrainState`` is a plain pytree of arrays (the PRNG key is stored as raw ``uint32`` key
 data), so orbax can save and restore it against ``trainer.init``'s structure.
@@ -32,8 +32,8 @@ import optax
 
 import envs
 from envs.core import Env, state_dataclass
-from jaxzero import learner, networks, replay, selfplay, sharding
-from jaxzero.config import Config
+from jaxzero.core import learner, networks, replay, selfplay, sharding
+from jaxzero.core.config import Config
 
 Array = jax.Array
 Metrics = dict[str, Array]
@@ -75,14 +75,14 @@ def make_trainer(
     """Build the env, network, optimizer, ``init`` and the jitted ``iteration``.
 
     With ``record_games``, ``iteration`` returns ``(state, metrics, moves)``: the T
-    self-play moves of the B games as played (``jaxzero.selfplay.make_selfplay_fn``), for
+    self-play moves of the B games as played (``jaxzero.core.selfplay.make_selfplay_fn``), for
     game records; the training itself is the same.
 
     ``donate=True`` lets XLA reuse the input TrainState's buffers (less copying of the
     replay buffer); the caller must then not touch a state after passing it in.
 
     ``init`` and ``iteration`` run data-parallel over a mesh of ``config.train.num_devices``
-    devices (``jaxzero.sharding``): games, replay and minibatches split, networks
+    devices (``jaxzero.core.sharding``): games, replay and minibatches split, networks
     replicated. One device is a mesh of one.
     """
     mesh = sharding.make_mesh(config.train.num_devices)

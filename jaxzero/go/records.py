@@ -32,8 +32,8 @@ import numpy as np
 
 from envs import go
 from envs.core import Env
-from jaxzero.evaluate import states_from_moves
-from jaxzero.sgf import GoRecord, area_result, write_sgf
+from jaxzero.go.sgf import GoRecord, area_result, write_sgf
+from jaxzero.measure.evaluate import states_from_moves
 
 FILE_PREFIX = "selfplay_"
 _NUMBER = re.compile(rf"^{FILE_PREFIX}(\d+)\.sgf$")

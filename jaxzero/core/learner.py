@@ -15,10 +15,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxzero.config import OptimConfig
-from jaxzero.networks import ApplyFn
-from jaxzero.replay import Batch
-from jaxzero.search import mask_logits
+from jaxzero.core.config import OptimConfig
+from jaxzero.core.networks import ApplyFn
+from jaxzero.core.replay import Batch
+from jaxzero.core.search import mask_logits
 
 Array = jax.Array
 

@@ -186,13 +186,13 @@ def pure_mcts(
 def tic_tac_toe_minimax(env: Env) -> Policy:
     """Perfect tic-tac-toe: a uniformly random move among those with the best result.
 
-    Reads the exhaustive table of :mod:`jaxzero.solvers.tic_tac_toe` (computed once per
+    Reads the exhaustive table of :mod:`jaxzero.measure.solvers.tic_tac_toe` (computed once per
     process) with the base-3 index of ``state.board``. Never loses; wins whenever the
     opponent errs into a lost position.
     """
     if env.id != "tic_tac_toe":
         raise ValueError(f"tic_tac_toe_minimax plays tic_tac_toe, not {env.id!r}")
-    from jaxzero.solvers import tic_tac_toe
+    from jaxzero.measure.solvers import tic_tac_toe
 
     results = tic_tac_toe.solve().move_results  # int8 [19683, 9]
     table = jnp.asarray(np.where(results == tic_tac_toe.ILLEGAL, -2, results), jnp.int8)
@@ -210,7 +210,7 @@ def tic_tac_toe_minimax(env: Env) -> Policy:
 def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
     """Connect Four by the exact solver where it is fast enough, else one-ply tactics.
 
-    For each state a host callback runs :class:`jaxzero.solvers.connect_four.Solver` on
+    For each state a host callback runs :class:`jaxzero.measure.solvers.connect_four.Solver` on
     every column with a budget of ``max_nodes`` search nodes (about 0.2 s per million on
     one core). If the position is solved in budget, a uniformly random move among those
     with the best score is played (the quickest win, the slowest loss); otherwise the
@@ -219,7 +219,7 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
     """
     if env.id != "connect_four":
         raise ValueError(f"connect_four_solver plays connect_four, not {env.id!r}")
-    from jaxzero.solvers import connect_four as c4
+    from jaxzero.measure.solvers import connect_four as c4
 
     solver = c4.Solver()
     fallback = one_ply(env)

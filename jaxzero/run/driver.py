@@ -6,21 +6,21 @@ saves the whole TrainState every ``checkpoint_every`` iterations and when it sto
 (time or iteration budget reached, or Ctrl-C).
 
 With the arena gate on, every ``arena.every`` iterations the learner plays the best
-(``jaxzero.arena``) and the driver logs ``arena/score``, ``arena/games`` and
+(``jaxzero.measure.gate``) and the driver logs ``arena/score``, ``arena/games`` and
 ``arena/promoted`` (1 when the learner replaced the best); every ``arena.eval_every``
 iterations it logs the playing network's score and win rate against random and one-ply
 (``eval/vs_random``, ``eval/vs_random_wins``, ...). Both use keys derived from the seed and
 the iteration, so a resumed run replays them exactly.
 
 With ``sgf`` (``jaxzero train go_6x6 --sgf DIR``, Go only), every self-play game that
-finishes is written to DIR as ``selfplay_NNNNNN.sgf`` (``jaxzero.game_records``); that
+finishes is written to DIR as ``selfplay_NNNNNN.sgf`` (``jaxzero.go.records``); that
 pulls each iteration's moves to the host, a small synchronisation per iteration.
 
 A run directory holds ``config.json``, ``metrics.jsonl``, TensorBoard event files under
 ``tb/`` and orbax checkpoints under ``checkpoints/``. A directory that already holds a
 run is never overwritten: resume it, or start over explicitly with ``force``.
 
-Several hosts (``jaxzero.sharding``, docs/scaling.md): every process runs ``train`` on the
+Several hosts (``jaxzero.core.sharding``, docs/scaling.md): every process runs ``train`` on the
 same run directory (shared storage); process 0 prepares it and alone writes the config,
 metrics and TensorBoard files; all take part in each checkpoint save, which orbax writes
 once; the stop decision (time budget) is process 0's, broadcast to the others.
@@ -46,11 +46,11 @@ import numpy as np
 from jax.experimental import multihost_utils
 
 import envs
-from jaxzero import arena as arena_lib
-from jaxzero import sharding
-from jaxzero.checkpoint import Checkpointer, CheckpointError
-from jaxzero.config import Config, config_from_dict, config_to_dict
-from jaxzero.loop import Trainer, make_trainer
+from jaxzero.core import sharding
+from jaxzero.core.config import Config, config_from_dict, config_to_dict
+from jaxzero.core.loop import Trainer, make_trainer
+from jaxzero.measure import gate as arena_lib
+from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
@@ -219,7 +219,7 @@ def train(
     if config is not None:
         check_train_config(config)
     if sgf is not None and config is not None:  # refuse before creating the run directory
-        from jaxzero.game_records import require_go
+        from jaxzero.go.records import require_go
 
         require_go(envs.make(config.game), "self-play SGF records")
     if main:
@@ -252,7 +252,7 @@ def train(
         state = trainer.init(key)
     recorder = None
     if sgf is not None:  # refuses a non-Go game (a resumed run's game is known only now)
-        from jaxzero.game_records import SelfPlayRecorder
+        from jaxzero.go.records import SelfPlayRecorder
 
         recorder = SelfPlayRecorder(trainer.env, sgf, fresh=fresh)
 

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from envs.go import Go, GoState, action_to_gtp, gtp_to_action, score
-from jaxzero.agent import Agent
+from jaxzero.run.agent import Agent
 
 COMMANDS = (
     "protocol_version",

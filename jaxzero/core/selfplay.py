@@ -28,10 +28,10 @@ import jax
 import jax.numpy as jnp
 
 from envs.core import Env, State, state_dataclass
-from jaxzero import replay as replay_lib
-from jaxzero import search
-from jaxzero.config import Config
-from jaxzero.networks import ApplyFn
+from jaxzero.core import replay as replay_lib
+from jaxzero.core import search
+from jaxzero.core.config import Config
+from jaxzero.core.networks import ApplyFn
 
 Array = jax.Array
 
@@ -117,7 +117,7 @@ def make_selfplay_fn(
     ``sums`` maps the names in ``METRIC_SUMS`` to float32 scalars summed over the T moves
     (outcomes are from the first player's view; KL and entropies summed over positions).
     With ``record``, ``play`` also returns the moves as played, for game records
-    (``jaxzero.game_records.SelfPlayRecorder``): ``{"action": int32 [T, B], "done": bool
+    (``jaxzero.go.records.SelfPlayRecorder``): ``{"action": int32 [T, B], "done": bool
     [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, 2]}``.
     """
     sp_cfg = config.selfplay
