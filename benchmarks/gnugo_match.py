@@ -4,7 +4,7 @@
         --opening-plies 2 --level 10 --sgf runs/go_6x6/gnugo_games
 
 Our engine runs as `jaxzero gtp` in a subprocess, GNU Go as `gnugo --mode gtp` with our
-rules (`jaxzero.go.gtp.GNUGO_RULES`: area scoring, positional superko); each random opening
+rules (`gtp_referee.GNUGO_RULES`: area scoring, positional superko); each random opening
 is played twice, colours swapped; GNU Go's final_score (which judges dead stones) decides scored
 games. Prints the win rate with a 95% Wilson interval.
 """
@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from gtp_referee import GNUGO_RULES, GtpClient, play_match
 
 from envs.go import action_to_gtp, gtp_to_action
-from jaxzero.go.gtp import GNUGO_RULES, GtpClient, play_match
 from jaxzero.go.sgf import GoRecord, write_sgf
-from jaxzero.measure.evaluate import wilson_interval
+from jaxzero.measure.statistics import wilson_interval
 from jaxzero.run.agent import load_agent, parse_settings
 
 
@@ -44,7 +44,8 @@ def main() -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a search.* setting of our engine, e.g. search.average_symmetries=true",
+        help="a search.* or evaluation.* setting of our engine, e.g. "
+        "evaluation.average_symmetries=true",
     )
     args = parser.parse_args()
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envs  # noqa: E402
 from jaxzero.core import learner, networks, replay  # noqa: E402
-from jaxzero.core.config import get_preset  # noqa: E402
+from jaxzero.core.presets import get_preset  # noqa: E402
 
 
 def make_updates(apply_fn, optimizer, optim, batches, unroll: bool):

@@ -2,12 +2,16 @@
 
     .venv/bin/python benchmarks/move_quality.py runs/tic_tac_toe --simulations 64
     .venv/bin/python benchmarks/move_quality.py runs/connect_four --simulations 64
-    .venv/bin/python benchmarks/move_quality.py RUN --set search.average_symmetries=true
+    .venv/bin/python benchmarks/move_quality.py RUN --set evaluation.average_symmetries=true
 
 Tic-tac-toe: all 4,520 decision states; Connect Four: the shipped labelled set of 1,000
 solved positions (jaxzero/data/connect_four_positions.npz). "optimal" is the share of
 positions where the chosen move keeps the game-theoretic result; "kept" is that share
-among the critical positions, where some legal move would change the result.
+among the critical positions, where some legal move would change the result. The raw
+policy is ``RawPolicyPlayer`` (argmax of the legal logits of the agent's network, averaged
+over the symmetries when ``evaluation.average_symmetries`` is on), the search the agent's
+noise-free ``SearchPlayer`` (``Agent.search_player``); both are asked about the same
+positions (one ``SolvedPositions``, replayed once).
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ from __future__ import annotations
 import argparse
 
 import jax
-import jax.numpy as jnp
 
-from jaxzero.measure.evaluate import optimal_move_share
+from jaxzero.measure.players import RawPolicyPlayer
+from jaxzero.measure.positions import SolvedPositions
 from jaxzero.run.agent import load_agent, parse_settings
 
 
@@ -31,24 +35,21 @@ def main() -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a search.* setting, e.g. search.average_symmetries=true (repeatable)",
+        help="a search.* or evaluation.* setting, e.g. evaluation.average_symmetries=true "
+        "(repeatable)",
     )
     args = parser.parse_args()
 
     agent = load_agent(args.run, search=parse_settings(args.set))
-
-    def raw_policy(states, key):
-        logits, _ = agent.evaluate(states)
-        return jnp.argmax(logits, axis=-1).astype(jnp.int32)
-
-    def search_policy(states, key):
-        return agent.act(states, key, num_simulations=args.simulations, search=args.search)
+    probe = SolvedPositions(agent.env)
+    raw = RawPolicyPlayer(agent.apply_fn)  # the network as the agent's search sees it
+    search = agent.search_player(args.simulations, args.search)
 
     game = agent.config.game
     print(f"{game} agent at iteration {agent.iteration} ({args.run})")
-    print(f"raw policy          : {optimal_move_share(raw_policy, agent.env)}")
-    kind = args.search or agent.config.search.kind
-    quality = optimal_move_share(search_policy, agent.env, key=jax.random.key(1))
+    print(f"raw policy          : {probe.quality(raw, agent.params)}")
+    kind = search.config.kind
+    quality = probe.quality(search, agent.params, key=jax.random.key(1))
     print(f"{kind} {args.simulations:>4} sims    : {quality}")
 
 

@@ -42,8 +42,9 @@ def worker(args: argparse.Namespace) -> None:
     import jax
     import numpy as np
 
-    from jaxzero.core.config import apply_overrides, get_preset
+    from jaxzero.core.config import apply_overrides
     from jaxzero.core.loop import make_trainer
+    from jaxzero.core.presets import get_preset
 
     n = args.worker
     overrides = dict(DEFAULT_OVERRIDES) if args.game == "tic_tac_toe" else {}
@@ -58,21 +59,21 @@ def worker(args: argparse.Namespace) -> None:
                 "replay.capacity": config.replay.capacity * n,
             },
         )
-    config = apply_overrides(config, {"train.num_devices": n})
+    config = apply_overrides(config, {"num_devices": n})
     trainer = make_trainer(config, donate=True)
     state = trainer.init(jax.random.key(0))
     start = time.perf_counter()
-    state, metrics = trainer.iteration(state)
+    state, metrics, _ = trainer.iteration(state)
     jax.block_until_ready(metrics)
     compile_s = time.perf_counter() - start
     for _ in range(args.warmup):
-        state, metrics = trainer.iteration(state)
+        state, metrics, _ = trainer.iteration(state)
     jax.block_until_ready(metrics)
     times = []
     for _ in range(args.repeats):
         start = time.perf_counter()
         for _ in range(args.iterations):
-            state, metrics = trainer.iteration(state)
+            state, metrics, _ = trainer.iteration(state)
         jax.block_until_ready(metrics)
         times.append((time.perf_counter() - start) / args.iterations)
     seconds = float(np.median(times))

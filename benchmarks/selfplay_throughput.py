@@ -59,7 +59,9 @@ def ours(game: str, kind: str, args, key):
         network=NetworkConfig(kind="resnet", num_blocks=args.blocks, channels=args.channels),
         search=SearchConfig(kind=kind, num_simulations=args.simulations),
         selfplay=SelfPlayConfig(batch_size=args.batch_size, moves_per_iteration=args.moves),
-        replay=ReplayConfig(capacity=args.batch_size * env.max_steps * 4),
+        # min_size only gates the learner, which this benchmark does not run; 0 keeps the
+        # self-checking ReplayConfig valid for any batch (it must not exceed capacity).
+        replay=ReplayConfig(capacity=args.batch_size * env.max_steps * 4, min_size=0),
     )
     network = networks.make_network(config.network, env)
     params = networks.init_params(network, env, key)
@@ -69,7 +71,7 @@ def ours(game: str, kind: str, args, key):
     def call(carry):
         sp, buffer, key = carry
         key, k = jax.random.split(key)
-        sp, buffer, _ = play(params, sp, buffer, k)
+        sp, buffer, _, _ = play(params, sp, buffer, k)
         return sp, buffer, key
 
     carry = (

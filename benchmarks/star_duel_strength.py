@@ -1,19 +1,20 @@
 """Strength of a trained Star Duel agent against the random and greedy opponents.
 
-    .venv/bin/python benchmarks/star_duel_strength.py --run runs/star_duel --games 400
+    .venv/bin/python benchmarks/star_duel_strength.py --run runs/star_duel_short --games 400
 
 Loads the agent of a run directory (or one checkpoint) with ``jaxzero.run.agent.load_agent``
 and plays ``--games`` games against each opponent on the agent's own game (the preset's
 ``star_duel_short``: authority 10), half with the agent moving first, in one batched,
-jitted match each (``jaxzero.measure.evaluate.play_match``; paired games share their deals). The
-agent moves by noise-free greedy search (``--simulations``, default the config's
-``eval_simulations``; determinised when the config says so). Prints the win rate and the
-score ((wins + draws / 2) / games), each with its 95% Wilson interval, and the first-seat /
-second-seat split; a truncated game is a draw.
+jitted match each (``jaxzero.measure.match.play_match``; paired games share their deals). The
+agent moves by noise-free greedy search (``Agent.search_player``: ``--simulations``, default
+the config's ``evaluation.simulations``; determinised when the config says so). Prints the
+win rate and the score ((wins + draws / 2) / games), each with its 95% Wilson interval, and
+the first-seat / second-seat split; a truncated game is a draw.
 
-Measured (2026-11-29): ``jaxzero train star_duel --seconds 1800`` reached iteration 2,790
-(2.86M positions); at 64 simulations it beat random 400/0/0 (1.000, 95% [0.990, 1.000])
-and greedy 311/1/88 (wins 0.777, 95% [0.734, 0.816]); docs/results.md has the details.
+Measured (2026-11-29): ``jaxzero train star_duel --seconds 1800`` (the preset now called
+``star_duel_short``) reached iteration 2,790 (2.86M positions); at 64 simulations it beat
+random 400/0/0 (1.000, 95% [0.990, 1.000]) and greedy 311/1/88 (wins 0.777, 95% [0.734,
+0.816]); docs/results.md has the details.
 """
 
 from __future__ import annotations
@@ -23,25 +24,19 @@ import time
 
 import jax
 
-from jaxzero.measure.evaluate import play_match, wilson_interval
-from jaxzero.measure.opponents import Policy, make_opponent
-from jaxzero.run.agent import Agent, load_agent
-
-
-def agent_policy(agent: Agent, num_simulations: int | None) -> Policy:
-    """The agent as a batched policy ``(states [B], key) -> int32 [B]``."""
-
-    def policy(states, key):
-        return agent.act(states, key, num_simulations=num_simulations)
-
-    return policy
+from jaxzero.measure.match import play_match
+from jaxzero.measure.opponents import make_opponent
+from jaxzero.measure.statistics import wilson_interval
+from jaxzero.run.agent import load_agent
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", required=True, help="run directory or checkpoint")
     parser.add_argument("--games", type=int, default=400, help="even; games per opponent")
-    parser.add_argument("--simulations", type=int, default=None, help="default eval_simulations")
+    parser.add_argument(
+        "--simulations", type=int, default=None, help="default evaluation.simulations"
+    )
     parser.add_argument("--opponents", nargs="+", default=["random", "greedy"])
     parser.add_argument("--opening-plies", type=int, default=0, help="random plies first")
     parser.add_argument("--seed", type=int, default=0)
@@ -49,24 +44,25 @@ def main() -> None:
 
     agent = load_agent(args.run)
     cfg = agent.config
-    sims = cfg.search.eval_simulations if args.simulations is None else args.simulations
+    sims = cfg.evaluation.simulations if args.simulations is None else args.simulations
     print(
         f"agent {args.run} iteration {agent.iteration}: game {cfg.game} "
         f"(authority {getattr(agent.env, 'authority', '?')}), {cfg.search.kind} search, "
         f"{sims} simulations, determinize={cfg.search.determinize}, γ={cfg.selfplay.discount}"
     )
-    policy = agent_policy(agent, sims)
+    player = agent.search_player(sims)
     key = jax.random.key(args.seed)
     for name in args.opponents:
         key, k_match = jax.random.split(key)
         start = time.perf_counter()
         result = play_match(
             agent.env,
-            policy,
+            player,
             make_opponent(name, agent.env),
             args.games,
             k_match,
             opening_plies=args.opening_plies,
+            params_a=agent.params,
         )
         low, high = result.interval()
         w_low, w_high = wilson_interval(result.wins, result.games)

@@ -13,13 +13,26 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
+    # configs (jaxzero.core)
+    "Config": "jaxzero.core.config",
+    "apply_overrides": "jaxzero.core.config",
+    "get_preset": "jaxzero.core.presets",
+    # the compiled iteration
+    "make_trainer": "jaxzero.core.loop",
+    "Trainer": "jaxzero.core.loop",
+    "TrainState": "jaxzero.core.loop",
+    # measuring (jaxzero.measure)
+    "SearchPlayer": "jaxzero.measure.players",
+    "RawPolicyPlayer": "jaxzero.measure.players",
+    "make_opponent": "jaxzero.measure.opponents",
+    "make_match": "jaxzero.measure.match",
+    "play_match": "jaxzero.measure.match",
+    "MatchResult": "jaxzero.measure.match",
+    "optimal_move_share": "jaxzero.measure.positions",
+    # running (jaxzero.run)
+    "train": "jaxzero.run.driver",
     "Agent": "jaxzero.run.agent",
     "load_agent": "jaxzero.run.agent",
-    "Config": "jaxzero.core.config",
-    "get_preset": "jaxzero.core.config",
-    "apply_overrides": "jaxzero.core.config",
-    "make_trainer": "jaxzero.core.loop",
-    "TrainState": "jaxzero.core.loop",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -2,7 +2,7 @@
 
     state = position_from_moves(env, "4 5 1")          # the game's own notation
     state, record = position_from_sgf(env, Path("game.sgf"))    # Go: an SGF main line
-    root = analyze_position(params, state, config.search, env, apply_fn, 64, key)
+    root = analyze_position(agent.player, agent.params, state, key)
     print(format_root(root, env))                       # prior, visits, Q per legal move
     Path("tree.dot").write_text(tree_to_dot(root.tree, env))
 
@@ -14,7 +14,6 @@ an edge's Q is ``reward + discount * value(child)`` from its parent's mover's vi
 from __future__ import annotations
 
 import dataclasses
-import functools
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,8 @@ import numpy as np
 from envs.core import Env, State
 from envs.go import Go
 from jaxzero.core import search
-from jaxzero.core.config import SearchConfig
-from jaxzero.core.networks import ApplyFn
 from jaxzero.go import sgf
+from jaxzero.measure.players import SearchPlayer
 
 Array = jax.Array
 
@@ -129,18 +127,10 @@ class RootAnalysis:
     search_value: float  # the root's backed-up value
 
 
-def analyze_position(
-    params: Any,
-    state: State,
-    config: SearchConfig,
-    env: Env,
-    apply_fn: ApplyFn,
-    num_simulations: int,
-    key: Array,
-) -> RootAnalysis:
-    """Noise-free search from ``state`` (the agent's search: same kind, greedy choice)."""
+def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array) -> RootAnalysis:
+    """``player``'s noise-free search from ``state`` (unbatched), and its greedy choice."""
     states = jax.tree.map(lambda x: x[None], state)
-    output = _search(params, states, key, config, env, apply_fn, num_simulations)
+    output = jax.jit(player.search)(params, states, key)
     tree = jax.device_get(output.search_tree)
     root = tree.ROOT_INDEX
     legal = np.asarray(state.legal_action_mask)
@@ -158,16 +148,9 @@ def analyze_position(
         visits=np.asarray(tree.children_visits[0, root]),
         q=np.asarray(q),
         policy=np.asarray(output.action_weights[0]),
-        chosen=int(search.greedy_action(output, config.kind)[0]),
+        chosen=int(search.greedy_action(output, player.config.kind)[0]),
         network_value=float(tree.raw_values[0, root]),
         search_value=float(tree.node_values[0, root]),
-    )
-
-
-@functools.partial(jax.jit, static_argnames=("config", "env", "apply_fn", "num_simulations"))
-def _search(params, states, key, config, env, apply_fn, num_simulations):
-    return search.run_search(
-        params, states, key, config, env, apply_fn, num_simulations=num_simulations, noise=False
     )
 
 

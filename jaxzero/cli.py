@@ -43,21 +43,19 @@ SearchSettings = Annotated[
     typer.Option(
         "--set",
         metavar="KEY=VALUE",
-        help="Play with a search.* setting changed, e.g. search.average_symmetries=true",
+        help="Play with a search.* or evaluation.* setting changed, e.g. "
+        "evaluation.average_symmetries=true",
     ),
 ]
 
 
-def _game_ids(name: str) -> tuple[str, ...]:
-    """The games a name on the command line stands for: its preset's game (what ``jaxzero
-    train NAME`` trains, e.g. star_duel -> star_duel_short), then the game of that id."""
+def _check_game(name: str) -> str:
+    """``name`` itself if it is a game (env id); UsageError listing the games otherwise."""
     import envs
-    from jaxzero.core.config import PRESETS
+    from jaxzero.core.presets import PRESETS
 
-    games = [PRESETS[name].game] if name in PRESETS else []
-    games += [name] if name in envs.available() and name not in games else []
-    if games:
-        return tuple(games)
+    if name in envs.available():
+        return name
     raise UsageError(
         f"unknown game {name!r}; choose a preset ({', '.join(sorted(PRESETS))}) "
         f"or a game ({', '.join(envs.available())})"
@@ -79,7 +77,7 @@ def train(
         list[str] | None,
         typer.Argument(
             metavar="[GAME] [KEY=VALUE]...",
-            help="Game preset (default connect_four), then config overrides such as "
+            help="Game (default connect_four; its preset), then config overrides such as "
             "search.num_simulations=16",
         ),
     ] = None,
@@ -95,7 +93,6 @@ def train(
     ] = None,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
-    from jaxzero.core import config as config_lib
     from jaxzero.run.checkpoint import CheckpointError
     from jaxzero.run.driver import RunDirError
     from jaxzero.run.driver import train as run_training
@@ -104,23 +101,10 @@ def train(
     game = args.pop(0) if args and "=" not in args[0] else DEFAULT_GAME
     run_dir = out if out is not None else Path("runs") / game
     try:
-        if seconds is not None and not seconds > 0:
-            raise UsageError(f"--seconds must be > 0, got {seconds:g}")
-        if iterations is not None and iterations < 1:
-            raise UsageError(f"--iterations must be >= 1, got {iterations}")
-        parsed = config_lib.parse_key_values(args, example="search.num_simulations=16")
-        if resume:
-            if parsed:
-                raise UsageError("overrides cannot change a run being resumed; drop them")
-            config = None
-        else:
-            config = config_lib.apply_overrides(config_lib.get_preset(game), parsed)
-    except (UsageError, ValueError) as error:
+        config = _train_config(game, args, seconds, iterations, resume)
+        hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
+    except (UsageError, RunDirError, ValueError) as error:
         _fail(str(error))
-
-    def show(metrics: dict[str, float]) -> None:
-        console.print(_progress_line(metrics), highlight=False)
-
     console.print(f"training {game} in {run_dir} (Ctrl-C stops and saves a checkpoint)")
     try:
         result = run_training(
@@ -130,8 +114,8 @@ def train(
             iterations=iterations,
             resume=resume,
             force=force,
-            on_log=show,
-            sgf=sgf,
+            on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
+            hooks=hooks,
         )
     except (RunDirError, CheckpointError, ValueError) as error:
         _fail(str(error))
@@ -144,11 +128,50 @@ def train(
     console.print(f"play:    jaxzero play --checkpoint {run_dir}")
 
 
+def _train_config(game, overrides, seconds, iterations, resume):
+    """The config of a new run (None when resuming); UsageError / ValueError for a bad
+    budget, override or game, before anything is written."""
+    from jaxzero.core import config as config_lib
+    from jaxzero.core import presets
+
+    if seconds is not None and not seconds > 0:
+        raise UsageError(f"--seconds must be > 0, got {seconds:g}")
+    if iterations is not None and iterations < 1:
+        raise UsageError(f"--iterations must be >= 1, got {iterations}")
+    parsed = config_lib.parse_key_values(overrides, example="search.num_simulations=16")
+    if resume:
+        if parsed:
+            raise UsageError("overrides cannot change a run being resumed; drop them")
+        return None
+    return config_lib.apply_overrides(presets.get_preset(game), parsed)
+
+
+def _sgf_hooks(sgf: Path, config, run_dir: Path) -> list:
+    """The self-play recorder of ``--sgf`` (Go only: refused before anything is written)."""
+    import envs
+    from jaxzero.go.records import SelfPlayRecorder, require_go
+    from jaxzero.run.driver import load_run_config
+
+    if config is None:
+        config = load_run_config(run_dir)
+    env = require_go(envs.make(config.game), "self-play SGF records")
+    return [SelfPlayRecorder(env, sgf)]
+
+
+def _load(checkpoint: Path, settings: list[str] | None, game: str | None = None):
+    """The agent of ``checkpoint`` with ``--set`` settings; UsageError if it plays
+    another game than ``game``."""
+    from jaxzero.run.agent import load_agent
+
+    agent = load_agent(checkpoint, search=_search_settings(settings))
+    if game is not None and agent.config.game != game:
+        raise UsageError(f"{checkpoint} holds a {agent.config.game} agent, not {game}")
+    return agent
+
+
 @app.command()
 def play(
-    game: Annotated[
-        str | None, typer.Argument(help="Game or preset (default: the checkpoint's)")
-    ] = None,
+    game: Annotated[str | None, typer.Argument(help="Game (default: the checkpoint's)")] = None,
     checkpoint: Annotated[
         Path | None, typer.Option(help="Run directory or checkpoint [default: runs/GAME]")
     ] = None,
@@ -162,45 +185,41 @@ def play(
 ) -> None:
     """Play a game against a trained agent (works through a pipe too)."""
     from jaxzero.play import InputEnded, play_game
-    from jaxzero.run.agent import load_agent
     from jaxzero.run.checkpoint import CheckpointError
 
-    if human not in ("first", "second"):
-        _fail(f"--human must be first or second, not {human!r}")
     try:
-        wanted = () if game is None else _game_ids(game)
-    except UsageError as error:
+        if human not in ("first", "second"):
+            raise UsageError(f"--human must be first or second, not {human!r}")
+        if game is not None:
+            _check_game(game)
+        checkpoint = checkpoint or _default_run(game)
+        agent = _load(checkpoint, set_, game)
+        player = agent.search_player(simulations, search)
+    except (UsageError, CheckpointError, ValueError) as error:
         _fail(str(error))
-    if checkpoint is None:
-        if game is None:
-            _fail("say which agent to play: jaxzero play GAME, or --checkpoint RUN_DIR")
-        checkpoint = Path("runs") / game
-        if not checkpoint.exists():
-            _fail(
-                f"no agent in {checkpoint}: train one with `jaxzero train {game}`, "
-                "or pass --checkpoint RUN_DIR"
-            )
-    try:
-        agent = load_agent(checkpoint, search=_search_settings(set_))
-    except CheckpointError as error:
-        _fail(str(error))
-    if wanted and agent.config.game not in wanted:
-        _fail(f"{checkpoint} holds a {agent.config.game} agent, not {' or '.join(wanted)}")
     try:
         play_game(
-            agent.env,
             agent,
+            player,
             human=0 if human == "first" else 1,
-            num_simulations=simulations or agent.config.search.eval_simulations,
-            search=search or agent.config.search.kind,
             seed=seed,
             stdin=sys.stdin,
             stdout=sys.stdout,
         )
-    except InputEnded as error:
+    except (InputEnded, ValueError) as error:
         _fail(str(error))
-    except ValueError as error:
-        _fail(str(error))
+
+
+def _default_run(game: str | None) -> Path:
+    if game is None:
+        raise UsageError("say which agent to play: jaxzero play GAME, or --checkpoint RUN_DIR")
+    run = Path("runs") / game
+    if not run.exists():
+        raise UsageError(
+            f"no agent in {run}: train one with `jaxzero train {game}`, "
+            "or pass --checkpoint RUN_DIR"
+        )
+    return run
 
 
 @app.command()
@@ -215,12 +234,11 @@ def gtp(
 ) -> None:
     """Speak the Go Text Protocol on stdin/stdout (for GoGui, Sabaki, GNU Go, gomill)."""
     from jaxzero.go.gtp import GtpEngine
-    from jaxzero.run.agent import load_agent
     from jaxzero.run.checkpoint import CheckpointError
 
     try:
         engine = GtpEngine(
-            load_agent(checkpoint, search=_search_settings(set_)),
+            _load(checkpoint, set_),
             num_simulations=simulations,
             search=search,
             resign_threshold=resign,
@@ -256,7 +274,8 @@ def eval_(
     ] = "random,one_ply,pure_mcts",
     games: Annotated[int, typer.Option(help="Games per pairing (even)")] = 100,
     simulations: Annotated[
-        int | None, typer.Option(help="Search simulations per move [default: eval_simulations]")
+        int | None,
+        typer.Option(help="Search simulations per move [default: evaluation.simulations]"),
     ] = None,
     every: Annotated[int, typer.Option(help="Take every K-th checkpoint of a run")] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the openings and opponents")] = 0,
@@ -271,45 +290,77 @@ def eval_(
     RUN/elo.json is renamed RUN/elo-DATE-TIME.json first, never overwritten.
 
     Go: --sgf DIR also writes every game there as SGF (A_vs_B_001.sgf, ...) for Sabaki."""
-    from jaxzero.measure import elo
-    from jaxzero.measure import round_robin as ladder
+    from jaxzero.measure.round_robin import RoundRobinError
+    from jaxzero.measure.statistics import format_table
     from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.elo_files import write_elo_files
 
-    def show(a: str, b: str, result) -> None:
-        console.print(f"{a} vs {b}: {result}", highlight=False)
-
+    written: list[Path] = []
     try:
-        names = ladder.parse_opponents(opponents)
-        search = _search_settings(set_)
-        result = ladder.run_ladder(
-            paths,
-            names,
-            games=games,
-            simulations=simulations,
-            every=every,
-            seed=seed,
-            sgf_dir=sgf,
-            on_result=show,
-            search=search,
-        )
-    except (ladder.LadderError, CheckpointError, ValueError) as error:
+        table = _round_robin(paths, opponents, games, simulations, every, seed, sgf, set_, written)
+    except (UsageError, RoundRobinError, CheckpointError, ValueError) as error:
         _fail(str(error))
-    print(elo.format_table(result.ratings))
-    for path, kept in ladder.write_elo_files(result):
+    print(format_table(table.ratings))
+    for path, kept in write_elo_files(table):
         console.print(f"ratings written to {path}", highlight=False)
         if kept is not None:
             console.print(f"the previous ratings are kept as {kept}", highlight=False)
     if sgf is not None:
         console.print(
-            f"{len(result.sgf_files)} games written to {sgf} as SGF",
-            highlight=False,
-            soft_wrap=True,
+            f"{len(written)} games written to {sgf} as SGF", highlight=False, soft_wrap=True
         )
+
+
+def _round_robin(paths, opponents, games, simulations, every, seed, sgf, settings, written):
+    """Load the checkpoints, build the entrants and play ``jaxzero eval``'s round robin;
+    with ``sgf``, every game is written there (the files appended to ``written``)."""
+    from jaxzero.measure import round_robin
+    from jaxzero.run.agent import load_agents
+
+    names = round_robin.parse_opponents(opponents)
+    if games < 2 or games % 2:
+        raise UsageError(f"--games must be an even number >= 2, got {games}")
+    if simulations is not None and simulations < 1:
+        raise UsageError(f"--simulations must be >= 1, got {simulations}")
+    loaded = load_agents(paths, every=every, search=_search_settings(settings))
+    env = loaded[0][1].env
+    on_games = None if sgf is None else _sgf_writer(env, sgf, written)
+    entrants = [
+        round_robin.Entrant(
+            name, agent.search_player(simulations), agent.params, run, agent.iteration
+        )
+        for name, agent, run in loaded
+    ]
+    entrants += round_robin.fixed_entrants(env, names)
+
+    def show(a: str, b: str, result) -> None:
+        console.print(f"{a} vs {b}: {result}", highlight=False)
+
+    return round_robin.run_round_robin(
+        env, entrants, games=games, seed=seed, on_result=show, on_games=on_games
+    )
+
+
+def _sgf_writer(env, sgf: Path, written: list[Path]):
+    """``on_games`` of the round robin writing each pairing's games as SGF (Go only)."""
+    from jaxzero.go import records
+
+    try:
+        records.require_go(env, "--sgf game records")
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+    def write(a: str, b: str, games) -> None:
+        outcome, seat, actions, final = games
+        found = records.match_records(env, actions, seat, outcome, final, (a, b))
+        written.extend(records.write_records(found, sgf, prefix=f"{a}_vs_{b}"))
+
+    return write
 
 
 @app.command()
 def analyze(
-    game: Annotated[str, typer.Argument(help="Game or preset, e.g. tic_tac_toe")],
+    game: Annotated[str, typer.Argument(help="Game, e.g. tic_tac_toe")],
     moves: Annotated[
         str,
         typer.Option(
@@ -326,7 +377,7 @@ def analyze(
         typer.Option(help="Run directory or checkpoint [default: runs/GAME, else untrained]"),
     ] = None,
     simulations: Annotated[
-        int | None, typer.Option(help="Search simulations [default: eval_simulations]")
+        int | None, typer.Option(help="Search simulations [default: evaluation.simulations]")
     ] = None,
     search: Annotated[str | None, typer.Option(help="gumbel or puct")] = None,
     dot: Annotated[Path | None, typer.Option(help="Write the search tree as Graphviz")] = None,
@@ -336,91 +387,76 @@ def analyze(
     """Show a position and the root of a search over it: prior, visits, Q per move.
 
     The position: the game after --moves, or (Go) the end of an SGF record's main line."""
-    import dataclasses
-
     import jax
 
-    import envs
     from jaxzero import analysis
-    from jaxzero.run.agent import load_agent
     from jaxzero.run.checkpoint import CheckpointError
 
+    key = jax.random.key(seed)
     try:
-        wanted = _game_ids(game)
-        if sgf is not None:  # a bad record is reported before any network is loaded
-            if moves:
-                raise UsageError("give --moves or --sgf, not both")
-            sgf_env = envs.make(wanted[0])
-            state, record = analysis.position_from_sgf(sgf_env, sgf)
-        if checkpoint is None and (Path("runs") / game).exists():
-            checkpoint = Path("runs") / game
-        if checkpoint is not None:
-            agent = load_agent(checkpoint, search=_search_settings(set_))
-            if agent.config.game not in wanted:
-                raise UsageError(
-                    f"{checkpoint} holds a {agent.config.game} agent, not {' or '.join(wanted)}"
-                )
-            config, env, params, apply_fn = agent.config, agent.env, agent.params, agent.apply_fn
-            source = f"{checkpoint} (iteration {agent.iteration})"
-        else:
-            config, env, params, apply_fn = _untrained(game, seed)
-            source = "an untrained network (pass --checkpoint RUN for a trained one)"
-        search_config = config.search
-        if search is not None:
-            if search not in ("gumbel", "puct"):
-                raise UsageError(f"--search must be gumbel or puct, not {search!r}")
-            search_config = dataclasses.replace(search_config, kind=search)
-        sims = search_config.eval_simulations if simulations is None else simulations
-        if sims < 1:
-            raise UsageError(f"--simulations must be >= 1, got {sims}")
-        key = jax.random.key(seed)
-        if sgf is not None:
-            if env != sgf_env:
-                state, record = analysis.position_from_sgf(env, sgf)
-            setup = len(record.black_setup) + len(record.white_setup)
-            stones = f" after {setup} setup stone{'s' * (setup > 1)}" if setup else ""
-            console.print(
-                f"{sgf}: {len(record.moves)} moves{stones}; komi {record.komi:g} in the "
-                f"record, {env.komi:g} in the search",
-                highlight=False,
-                soft_wrap=True,
-            )
-        else:
-            state = analysis.position_from_moves(env, moves, key)
-        root = analysis.analyze_position(params, state, search_config, env, apply_fn, sims, key)
+        agent, source = _analysis_agent(game, moves, sgf, checkpoint, set_, seed)
+        player = agent.search_player(simulations, search)
+        state = _analysis_position(agent.env, moves, sgf, key)
+        root = analysis.analyze_position(player, agent.params, state, key)
     except (UsageError, CheckpointError, ValueError) as error:
         _fail(str(error))
     try:
-        picture = env.render(state)
+        picture = agent.env.render(state)
     except TypeError:
         picture = f"(no text picture for {game})"
     print(picture)
     print(
-        f"player {int(state.current_player)} to move; {source}; {sims} {search_config.kind} "
-        f"simulations"
+        f"player {int(state.current_player)} to move; {source}; {player.num_simulations} "
+        f"{player.config.kind} simulations"
     )
-    print(analysis.format_root(root, env))
+    print(analysis.format_root(root, agent.env))
     if dot is not None:
-        dot.write_text(analysis.tree_to_dot(root.tree, env))
+        dot.write_text(analysis.tree_to_dot(root.tree, agent.env))
         console.print(f"search tree written to {dot}", highlight=False)
 
 
-def _untrained(game: str, seed: int):
-    """(config, env, params, apply_fn) of a freshly initialised network for ``game``."""
+def _analysis_agent(game, moves, sgf, checkpoint, settings, seed):
+    """(agent, where it comes from) of ``jaxzero analyze``: the checkpoint's, else
+    ``runs/GAME``'s, else an untrained network. A bad record fails before any loading."""
     import jax
 
     import envs
+    from jaxzero import analysis
     from jaxzero.core import config as config_lib
-    from jaxzero.core import networks
+    from jaxzero.core import presets
+    from jaxzero.run.agent import untrained_agent
 
-    try:
-        config = config_lib.get_preset(game)
-    except ValueError:
-        config = config_lib.Config(game=game)
-    env = envs.make(config.game)
-    network = networks.make_network(config.network, env)
-    params = networks.init_params(network, env, jax.random.key(seed))
-    return config, env, params, networks.make_apply_fn(network)
+    _check_game(game)
+    if sgf is not None:
+        if moves:
+            raise UsageError("give --moves or --sgf, not both")
+        analysis.position_from_sgf(envs.make(game), sgf)
+    if checkpoint is None and (Path("runs") / game).exists():
+        checkpoint = Path("runs") / game
+    if checkpoint is not None:
+        agent = _load(checkpoint, settings, game)
+        return agent, f"{checkpoint} (iteration {agent.iteration})"
+    config = presets.PRESETS.get(game, config_lib.Config(game=game))
+    source = "an untrained network (pass --checkpoint RUN for a trained one)"
+    return untrained_agent(config, jax.random.key(seed)), source
+
+
+def _analysis_position(env, moves: str, sgf: Path | None, key):
+    """The position ``jaxzero analyze`` searches: after ``moves``, or at the end of ``sgf``."""
+    from jaxzero import analysis
+
+    if sgf is None:
+        return analysis.position_from_moves(env, moves, key)
+    state, record = analysis.position_from_sgf(env, sgf)
+    setup = len(record.black_setup) + len(record.white_setup)
+    stones = f" after {setup} setup stone{'s' * (setup > 1)}" if setup else ""
+    console.print(
+        f"{sgf}: {len(record.moves)} moves{stones}; komi {record.komi:g} in the "
+        f"record, {env.komi:g} in the search",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return state
 
 
 def _progress_line(m: dict[str, float]) -> str:

@@ -13,6 +13,7 @@ import jax
 import numpy as np
 
 from envs import Env, State
+from jaxzero.measure.players import SearchPlayer
 from jaxzero.run.agent import Agent
 
 
@@ -58,17 +59,18 @@ def read_move(env: Env, state: State, stdin: TextIO, stdout: TextIO) -> int:
 
 
 def play_game(
-    env: Env,
     agent: Agent,
+    player: SearchPlayer | None = None,
     *,
     human: int = 0,
-    num_simulations: int = 64,
-    search: str = "gumbel",
     seed: int = 0,
     stdin: TextIO,
     stdout: TextIO,
 ) -> float:
-    """Play one game, the human as player ``human``; returns the human's final reward."""
+    """Play one game of the agent's game, the human as player ``human`` and the agent
+    playing ``player`` (default ``agent.player``); returns the human's final reward."""
+    env = agent.env
+    player = agent.player if player is None else player
     key = jax.random.key(seed)
     key, k_init = jax.random.split(key)
     state = env.init(k_init)
@@ -82,7 +84,7 @@ def play_game(
         else:
             key, k_act = jax.random.split(key)
             batch = _batch(state)
-            action = int(agent.act(batch, k_act, num_simulations=num_simulations, search=search)[0])
+            action = int(player.jitted(agent.params, batch, k_act)[0])
             _, value = agent.evaluate(batch)
             stdout.write(
                 f"jaxzero plays {env.action_to_text(action)} "

@@ -7,6 +7,7 @@ from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core import config as config_lib
+from jaxzero.core import presets
 from jaxzero.run.driver import RunDirError, prepare_run_dir
 
 runner = CliRunner()
@@ -52,7 +53,7 @@ def test_a_budget_that_trains_nothing_is_refused(tmp_path, flags, message):
 
 
 def test_existing_run_is_never_overwritten(tmp_path):
-    config = config_lib.get_preset("tic_tac_toe")
+    config = presets.get_preset("tic_tac_toe")
     prepare_run_dir(tmp_path / "run", config, resume=False, force=False)
     with pytest.raises(RunDirError, match="already holds a run: add --resume"):
         prepare_run_dir(tmp_path / "run", config, resume=False, force=False)
@@ -61,7 +62,7 @@ def test_existing_run_is_never_overwritten(tmp_path):
 
 
 def test_force_starts_over_and_resume_needs_a_run(tmp_path):
-    config = config_lib.get_preset("tic_tac_toe")
+    config = presets.get_preset("tic_tac_toe")
     run = tmp_path / "run"
     with pytest.raises(RunDirError, match="nothing to resume"):
         prepare_run_dir(run, None, resume=True, force=False)

@@ -8,6 +8,7 @@ import pytest
 
 import envs
 from experiments import compare_search
+from experiments import compare_search_report as report
 from jaxzero.run.agent import load_agent
 
 
@@ -28,7 +29,7 @@ def test_smoke_tier_writes_every_table_and_plot(smoke):
     out, _ = smoke
     tier = compare_search.TIERS["smoke"]
     columns, matches = _read(out / "policy_improvement.csv")
-    assert columns == compare_search.IMPROVEMENT_COLUMNS
+    assert columns == report.IMPROVEMENT_COLUMNS
     # Each n: PUCT vs raw, Gumbel vs raw, Gumbel vs PUCT, all games played and counted.
     assert len(matches) == 3 * len(tier.simulations) * len(tier.games)
     assert {(r["player"], r["opponent"]) for r in matches} == {
@@ -41,12 +42,12 @@ def test_smoke_tier_writes_every_table_and_plot(smoke):
         assert float(r["score_low"]) <= float(r["score"]) <= float(r["score_high"])
 
     columns, shares = _read(out / "optimal_share.csv")
-    assert columns == compare_search.OPTIMAL_COLUMNS
+    assert columns == report.OPTIMAL_COLUMNS
     assert [r["player"] for r in shares] == ["raw", "puct", "gumbel"]
     assert all(int(r["positions"]) == 4520 for r in shares)  # tic-tac-toe decision states
 
     columns, differences = _read(out / "optimal_difference.csv")
-    assert columns == compare_search.DIFFERENCE_COLUMNS
+    assert columns == report.DIFFERENCE_COLUMNS
     assert [int(r["simulations"]) for r in differences] == list(tier.simulations)
     for r in differences:  # the paired difference is the difference of the two shares
         share = {
@@ -58,7 +59,7 @@ def test_smoke_tier_writes_every_table_and_plot(smoke):
         assert float(r["difference_low"]) <= float(r["difference"]) <= float(r["difference_high"])
 
     columns, training = _read(out / "training.csv")
-    assert columns == compare_search.TRAINING_COLUMNS
+    assert columns == report.TRAINING_COLUMNS
     runs = {(r["search"], r["simulations"], r["seed"]) for r in training}
     assert len(runs) == 2 * len(tier.train_simulations) * len(tier.train_seeds)
     assert len(training) == len(runs) * (tier.train_evals + 1)
@@ -76,18 +77,18 @@ def test_smoke_tier_writes_every_table_and_plot(smoke):
 
 
 def test_verdict_reads_the_interval_against_even():
-    assert compare_search.verdict(0.52, 0.70) == "Gumbel better"
-    assert compare_search.verdict(0.30, 0.48) == "PUCT better"
-    assert compare_search.verdict(0.45, 0.60) == "no clear difference"
+    assert report.verdict(0.52, 0.70) == "Gumbel better"
+    assert report.verdict(0.30, 0.48) == "PUCT better"
+    assert report.verdict(0.45, 0.60) == "no clear difference"
 
 
 def test_training_verdict_needs_every_seed_apart():
     run = lambda low, high: {"optimal_low": low, "optimal_high": high}
     high, low = [run(0.85, 0.89), run(0.84, 0.88)], [run(0.65, 0.71), run(0.73, 0.78)]
-    assert compare_search.training_verdict(low, high) == "Gumbel better"
-    assert compare_search.training_verdict(high, low) == "PUCT better"
-    assert compare_search.training_verdict(low, [run(0.77, 0.90)]) == "no clear difference"
-    assert compare_search.training_verdict([], high) == "Gumbel only"
+    assert report.training_verdict(low, high) == "Gumbel better"
+    assert report.training_verdict(high, low) == "PUCT better"
+    assert report.training_verdict(low, [run(0.77, 0.90)]) == "no clear difference"
+    assert report.training_verdict([], high) == "Gumbel only"
 
 
 @pytest.mark.parametrize("kind", compare_search.KINDS)
@@ -101,8 +102,8 @@ def test_both_searches_at_64_find_the_quickest_win(smoke, kind):
     for move in (4, 1, 0, 2):
         state = env.step(state, jnp.int32(move))
     states = jax.tree.map(lambda x: jnp.stack([x, x]), state)
-    policy = compare_search.search_policy(agent, kind, 64)
-    actions = policy(states, jax.random.key(3))
+    player = agent.search_player(64, kind)  # the experiment's search player
+    actions = player.jitted(agent.params, states, jax.random.key(3))
     assert actions.tolist() == [8, 8]
 
 
@@ -112,7 +113,7 @@ def test_jobs_run_the_training_study_in_pinned_processes(tmp_path):
     compare_search.main(["--smoke", "--skip-fixed", "--jobs", "2", "--out", str(tmp_path)])
     tier = compare_search.TIERS["smoke"]
     columns, training = _read(tmp_path / "training.csv")
-    assert columns == compare_search.TRAINING_COLUMNS
+    assert columns == report.TRAINING_COLUMNS
     runs = [(r["search"], int(r["simulations"]), int(r["seed"])) for r in training]
     assert list(dict.fromkeys(runs)) == compare_search.training_arms(tier)
     assert len(training) == len(runs) == 4 * (tier.train_evals + 1)
@@ -135,7 +136,7 @@ def test_jobs_run_the_training_study_in_pinned_processes(tmp_path):
         (["--simulations", "8", "0"], "--simulations must be at least 1"),
         (["--train-seconds", "0"], "--train-seconds must be positive"),
         (["--arm", "mcts:8:0"], "--arm expects KIND:N:SEED"),
-        (["--set", "network.channels=8"], "only search.* settings can"),
+        (["--set", "network.channels=8"], "only search.* and evaluation.* settings can"),
     ],
 )
 def test_bad_options_are_clear_errors(tmp_path, capsys, flags, message):

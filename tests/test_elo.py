@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from jaxzero.measure.elo import fit_elo, format_table
+from jaxzero.measure.statistics import fit_elo, format_table
 
 
 def expected_score(r_a: float, r_b: float) -> float:

@@ -5,22 +5,17 @@ import re
 
 import jax
 import pytest
+from conftest import tiny_config
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.core.config import apply_overrides, config_to_dict, get_preset
+from jaxzero.core.config import config_to_dict
 from jaxzero.core.loop import make_trainer
 from jaxzero.run.checkpoint import Checkpointer
 from jaxzero.run.driver import prepare_run_dir
 from jaxzero.run.report import write_report
 
 runner = CliRunner()
-TINY = {
-    "selfplay.batch_size": 2,
-    "replay.capacity": 16,
-    "search.eval_simulations": 4,
-    "network.hidden_size": 16,
-}
 
 
 def _error_line(result) -> str:
@@ -31,7 +26,7 @@ def _error_line(result) -> str:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """A run directory with checkpoints 10 and 20 (two different networks), untrained."""
-    config = apply_overrides(get_preset("tic_tac_toe"), TINY)
+    config = tiny_config("tic_tac_toe")
     run = tmp_path_factory.mktemp("eval") / "run"
     prepare_run_dir(run, config, resume=False, force=False)
     trainer = make_trainer(config)
@@ -98,7 +93,12 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
         (["analyze", "chess"], "unknown game 'chess'"),
         (["play", "chess"], "unknown game 'chess'; choose a preset"),
         (["play", "connect_four"], "no agent in runs/connect_four: train one with `jaxzero train"),
-        (["play", "star_duel", "--checkpoint", "{run}"], "agent, not star_duel_short or star_duel"),
+        (
+            ["play", "star_duel", "--checkpoint", "{run}"],
+            "holds a tic_tac_toe agent, not star_duel",
+        ),
+        (["play", "--checkpoint", "{run}", "--simulations", "0"], "simulations must be >= 1"),
+        (["play", "--checkpoint", "{run}", "--search", "foo"], "unknown search 'foo'"),
     ],
 )
 def test_mistakes_are_one_line_errors(run, tmp_path, monkeypatch, args, message):
@@ -131,15 +131,15 @@ def test_analyze_prints_the_root_and_writes_the_tree(run, tmp_path):
     assert len(edges) == 8 and {c for _, c in edges} == {str(i) for i in range(1, 9)}
 
 
-def test_a_preset_name_stands_for_its_game():
-    """`jaxzero train star_duel` trains star_duel_short; play and analyze take either name."""
-    from jaxzero.cli import UsageError, _game_ids
+def test_every_preset_names_the_game_it_trains():
+    """No name translation: `jaxzero train G` trains the game G, play and analyze take G."""
+    from jaxzero.cli import UsageError, _check_game
+    from jaxzero.core.presets import PRESETS
 
-    assert _game_ids("star_duel") == ("star_duel_short", "star_duel")  # preset, then game id
-    assert _game_ids("star_duel_fast") == _game_ids("star_duel_short") == ("star_duel_short",)
-    assert _game_ids("connect_four") == ("connect_four",) and _game_ids("go") == ("go",)
+    assert all(name == config.game for name, config in PRESETS.items())
+    assert _check_game("star_duel_short") == "star_duel_short" and _check_game("go") == "go"
     with pytest.raises(UsageError, match="unknown game 'chess'"):
-        _game_ids("chess")
+        _check_game("chess")
 
 
 def test_moves_with_spaces_are_separated_by_commas_or_read_word_by_word():

@@ -7,15 +7,11 @@ import pytest
 
 import envs
 from jaxzero.measure import opponents
-from jaxzero.measure.evaluate import (
-    optimal_move_share,
-    paired_difference,
-    play_match,
-    position_set,
-    states_from_moves,
-    wilson_interval,
-)
+from jaxzero.measure.games import position_set
+from jaxzero.measure.match import play_match
+from jaxzero.measure.positions import optimal_move_share, states_from_moves
 from jaxzero.measure.solvers import connect_four as c4
+from jaxzero.measure.statistics import paired_difference, wilson_interval
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +29,8 @@ def hashed_policy(env):
     size = int(np.prod(env.observation_shape))
     weights = jax.random.normal(jax.random.key(7), (size, env.num_actions))
 
-    def policy(states, key):
-        del key
+    def policy(params, states, key):
+        del params, key
         obs = states.observation.reshape(states.observation.shape[0], -1).astype(jnp.float32)
         logits = jnp.sin(3.0 * obs @ weights)  # [B, A]
         logits = jnp.where(states.legal_action_mask, logits, -2.0)

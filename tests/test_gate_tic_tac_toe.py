@@ -19,7 +19,8 @@ import pytest
 
 from envs.tic_tac_toe import TicTacToeState
 from jaxzero.core import loop, search
-from jaxzero.core.config import get_preset
+from jaxzero.core.presets import get_preset
+from jaxzero.measure.players import SearchPlayer
 
 ITERATION_BUDGET = 1_500
 CHECK_EVERY = 100
@@ -107,10 +108,10 @@ class Judge:
             logits, _ = apply_fn(params, states.observation)
             return jnp.argmax(search.mask_logits(logits, states.legal_action_mask), -1)
 
+        player = SearchPlayer(self.env, apply_fn, config, 64)
+
         def search_moves(params, states):
-            return search.search_actions(
-                params, states, jax.random.key(0), config, self.env, apply_fn, 64
-            )
+            return player.jitted(params, states, jax.random.key(0))
 
         self.policy_moves = policy_moves
         self.search_moves = search_moves
@@ -148,7 +149,7 @@ def test_tic_tac_toe_preset_learns_perfect_play():
     state = trainer.init(jax.random.key(trainer.config.seed))
     figures = {}
     for it in range(1, ITERATION_BUDGET + 1):
-        state, _ = trainer.iteration(state)
+        state, _, _ = trainer.iteration(state)
         if it % CHECK_EVERY:
             continue
         figures = {"iteration": it, "policy": judge.accuracy(state.params, judge.policy_moves)}

@@ -8,27 +8,22 @@ from pathlib import Path
 
 import jax
 import pytest
+from conftest import tiny_config
+from gtp_referee import GNUGO_RULES, GtpClient, play_match
 
-from jaxzero.core.config import apply_overrides, config_to_dict, get_preset
+from jaxzero.core.config import config_to_dict
 from jaxzero.core.loop import make_trainer
-from jaxzero.go.gtp import GNUGO_RULES, GtpClient, GtpEngine, play_match
+from jaxzero.go.gtp import GtpEngine
 from jaxzero.run.agent import load_agent
 from jaxzero.run.checkpoint import Checkpointer
 
-TINY_GO = {
-    "network.channels": 8,
-    "network.num_blocks": 1,
-    "search.eval_simulations": 8,
-    "selfplay.batch_size": 2,
-    "replay.capacity": 64,
-}
 GNUGO = shutil.which("gnugo") or shutil.which("gnugo", path="/usr/games")
 
 
 @pytest.fixture(scope="module")
 def go_run(tmp_path_factory) -> Path:
     """A run directory holding an (untrained) 6x6 agent's checkpoint."""
-    config = apply_overrides(get_preset("go_6x6"), TINY_GO)
+    config = tiny_config("go_6x6", evaluation__simulations=8)
     run = tmp_path_factory.mktemp("go") / "run"
     run.mkdir()
     (run / "config.json").write_text(json.dumps(config_to_dict(config)))

@@ -10,7 +10,7 @@ from double_move import DoubleMove
 
 import envs
 from jaxzero.core import config as config_lib
-from jaxzero.core import loop, networks, replay, selfplay
+from jaxzero.core import loop, networks, presets, replay, selfplay
 
 GAMMA = 0.9
 
@@ -37,7 +37,7 @@ def double_move_run():
     states = [trainer.init(jax.random.key(0))]
     metrics = []
     for _ in range(4):
-        state, m = trainer.iteration(states[-1])
+        state, m, _ = trainer.iteration(states[-1])
         states.append(state)
         metrics.append(m)
     return trainer, states, metrics
@@ -131,8 +131,8 @@ def test_sampling_applies_one_symmetry_to_observation_policy_and_mask():
 
 def test_presets_and_overrides():
     with pytest.raises(ValueError, match="choose one of: .*connect_four.*tic_tac_toe"):
-        config_lib.get_preset("chess")
-    base = config_lib.get_preset("tic_tac_toe")
+        presets.get_preset("chess")
+    base = presets.get_preset("tic_tac_toe")
     cfg = config_lib.apply_overrides(
         base,
         {"search.num_simulations": "8", "search.kind": "puct", "optim.learning_rate": "1e-4"},
@@ -144,7 +144,7 @@ def test_presets_and_overrides():
         config_lib.apply_overrides(base, {"search.num_sims": 8})
     with pytest.raises(ValueError, match="expected an integer"):
         config_lib.apply_overrides(base, {"seed": "x"})
-    for preset in config_lib.PRESETS.values():
+    for preset in presets.PRESETS.values():
         data = json.loads(json.dumps(config_lib.config_to_dict(preset)))
         assert config_lib.config_from_dict(data) == preset
     with pytest.raises(ValueError, match="unknown config keys: search.bogus"):
@@ -158,7 +158,7 @@ def test_opening_plies_are_uniformly_random_and_still_searched(opening_plies):
     an illegal move, and every position keeps its search policy as the target."""
     env = envs.make("tic_tac_toe")
     config = config_lib.apply_overrides(
-        config_lib.get_preset("tic_tac_toe"),
+        presets.get_preset("tic_tac_toe"),
         {
             "search.kind": "puct",
             "search.num_simulations": 4,
@@ -172,7 +172,7 @@ def test_opening_plies_are_uniformly_random_and_still_searched(opening_plies):
     network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
     params = networks.init_params(network, env, jax.random.key(1))
-    play = jax.jit(selfplay.make_selfplay_fn(config, env, apply_fn, record=True))
+    play = jax.jit(selfplay.make_selfplay_fn(config, env, apply_fn))
     sp = selfplay.init_selfplay(env, 512, jax.random.key(2))
     sp, _, _, moves = play(params, sp, replay.init_replay(env, 16), jax.random.key(3))
     action = np.asarray(moves["action"])  # [T, B]

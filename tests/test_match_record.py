@@ -5,21 +5,24 @@ import jax.numpy as jnp
 import numpy as np
 
 import envs
-from jaxzero.measure.evaluate import make_paired_match, states_from_moves
+from jaxzero.measure.match import make_match
+from jaxzero.measure.positions import states_from_moves
 
 
 def test_recorded_match_replays_to_the_same_results():
     env = envs.make("tic_tac_toe")
 
-    def joint(params_a, params_b, states, a_moves, key):
-        """A takes the first legal cell, B the last (the random openings vary the games)."""
+    def first(params, states, key):
+        """A takes the first legal cell (the random openings vary the games)."""
+        return jnp.argmax(states.legal_action_mask, axis=1).astype(jnp.int32)
+
+    def last(params, states, key):
+        """B takes the last legal cell."""
         mask = states.legal_action_mask  # bool [G, A]
-        first = jnp.argmax(mask, axis=1)
-        last = mask.shape[1] - 1 - jnp.argmax(mask[:, ::-1], axis=1)
-        return jnp.where(a_moves, first, last).astype(jnp.int32)
+        return (mask.shape[1] - 1 - jnp.argmax(mask[:, ::-1], axis=1)).astype(jnp.int32)
 
     games = 16
-    match = make_paired_match(env, joint, games, opening_plies=2)
+    match = make_match(env, first, last, games, opening_plies=2)
     key = jax.random.key(3)
     outcome, seat = jax.device_get(match(None, None, key))
     outcome_r, seat_r, actions, final = jax.device_get(match.recorded(None, None, key))

@@ -8,7 +8,8 @@ import pytest
 
 import envs
 from jaxzero.measure import opponents
-from jaxzero.measure.evaluate import play_match, states_from_moves
+from jaxzero.measure.match import play_match
+from jaxzero.measure.positions import states_from_moves
 from jaxzero.measure.solvers import connect_four as c4
 
 REPEATS = 32  # each position is asked this many times, with different keys
@@ -24,15 +25,15 @@ def c4_env():
     return envs.make("connect_four")
 
 
-def decide(env, policy, positions, seed=0):
-    """The policy's actions for each position (move list), REPEATS times: int [P, REPEATS]."""
+def decide(env, player, positions, seed=0):
+    """The player's actions for each position (move list), REPEATS times: int [P, REPEATS]."""
     length = max(len(p) for p in positions)
     moves = np.full((len(positions) * REPEATS, max(length, 1)), -1)
     lengths = np.repeat([len(p) for p in positions], REPEATS)
     for i, p in enumerate(positions):
         moves[i * REPEATS : (i + 1) * REPEATS, : len(p)] = p
     states = states_from_moves(env, moves, lengths)
-    actions = jax.jit(policy)(states, jax.random.key(seed))
+    actions = jax.jit(player)(None, states, jax.random.key(seed))
     return np.asarray(actions).reshape(len(positions), REPEATS)
 
 

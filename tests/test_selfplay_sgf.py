@@ -3,25 +3,11 @@
 import json
 
 import pytest
+from conftest import tiny_config
 
-from jaxzero.core.config import apply_overrides, get_preset
+import envs
+from jaxzero.go.records import SelfPlayRecorder
 from jaxzero.go.sgf import read_sgf
-from jaxzero.run.driver import train
-
-TINY_GO = {
-    "network.num_blocks": 1,
-    "network.channels": 4,
-    "selfplay.batch_size": 4,
-    "selfplay.moves_per_iteration": 40,
-    "replay.capacity": 1024,
-    "replay.min_size": 64,
-    "optim.minibatch_size": 16,
-    "optim.updates_per_iteration": 1,
-    "search.num_simulations": 2,
-    "search.eval_simulations": 2,
-    "train.log_every": 1,
-    "train.checkpoint_every": 2,
-}
 
 
 def _games_finished(run):
@@ -29,10 +15,15 @@ def _games_finished(run):
     return round(sum(r["games_finished"] for r in rows if "games_finished" in r))
 
 
-def test_train_writes_every_finished_go_game_and_resume_continues(tmp_path):
-    config = apply_overrides(get_preset("go_6x6"), TINY_GO)
+def test_train_writes_every_finished_go_game_and_resume_continues(tmp_path, train_run):
+    config = tiny_config(
+        "go_6x6", network__channels=4, selfplay__batch_size=4, selfplay__moves_per_iteration=40,
+        replay__capacity=1024, replay__min_size=64, optim__updates_per_iteration=1,
+        search__num_simulations=2, evaluation__simulations=2,
+    )  # fmt: skip
     run, sgf = tmp_path / "run", tmp_path / "sgf"
-    train(run, config, iterations=4, sgf=sgf)
+    env = envs.make("go_6x6")
+    train_run(run, config, iterations=4, hooks=[SelfPlayRecorder(env, sgf)])
     first = sorted(sgf.glob("selfplay_*.sgf"))
     # A fresh run records every game from its first move: one file per finished game.
     assert len(first) == _games_finished(run) > 0
@@ -42,7 +33,7 @@ def test_train_writes_every_finished_go_game_and_resume_continues(tmp_path):
         assert 0 < len(record.moves) <= 2 * 6 * 6
         assert record.result  # B+..., W+..., or Void at the move cap
 
-    train(run, None, iterations=6, resume=True, sgf=sgf)
+    train_run(run, None, iterations=6, resume=True, hooks=[SelfPlayRecorder(env, sgf)])
     after = sorted(sgf.glob("selfplay_*.sgf"))
     # Games under way at the resume are skipped (their first moves were not seen), so the
     # new files are at most the games finished since; numbering continues, nothing is
@@ -53,7 +44,16 @@ def test_train_writes_every_finished_go_game_and_resume_continues(tmp_path):
     assert after[-1].name == f"selfplay_{len(after):06d}.sgf"
 
 
-def test_sgf_for_a_game_that_is_not_go_is_refused_before_training(tmp_path):
+def test_sgf_for_a_game_that_is_not_go_is_refused_before_training(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from jaxzero.cli import app
+
     with pytest.raises(ValueError, match="Go only"):
-        train(tmp_path / "run", get_preset("tic_tac_toe"), iterations=1, sgf=tmp_path / "sgf")
-    assert not (tmp_path / "run").exists()  # nothing created: the same command can be rerun
+        SelfPlayRecorder(envs.make("tic_tac_toe"), tmp_path / "sgf")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["train", "tic_tac_toe", "--sgf", "sgf", "--iterations", "1"])
+    assert (
+        result.exit_code == 2 and "self-play SGF records are written for Go only" in result.output
+    )
+    assert not (tmp_path / "runs").exists()  # nothing created: the same command can be rerun

@@ -5,22 +5,18 @@ import re
 import jax
 import numpy as np
 import pytest
+from conftest import tiny_config
 from typer.testing import CliRunner
 
 import envs
 from jaxzero.cli import app
-from jaxzero.core.config import apply_overrides, config_to_dict, get_preset
+from jaxzero.core.config import apply_overrides, config_to_dict
 from jaxzero.core.loop import make_trainer
 from jaxzero.go.sgf import read_sgf, to_state
 from jaxzero.run.checkpoint import Checkpointer
 from jaxzero.run.driver import prepare_run_dir
 
 runner = CliRunner()
-TINY = {
-    "selfplay.batch_size": 2,
-    "replay.capacity": 16,
-    "search.eval_simulations": 2,
-}
 
 
 def _make_run(root, game, overrides, step=5, random_network=True):
@@ -28,7 +24,7 @@ def _make_run(root, game, overrides, step=5, random_network=True):
     network, so the training state is zeros of the right shapes (cheaper than compiling
     ``trainer.init``) except, with ``random_network``, the network's parameters: normal
     draws from numpy (the tests need moves that vary, not a well-initialised network)."""
-    config = apply_overrides(get_preset(game), {**TINY, **overrides})
+    config = apply_overrides(tiny_config(game, evaluation__simulations=2), overrides)
     run = root / game
     prepare_run_dir(run, config, resume=False, force=False)
     trainer = make_trainer(config)

@@ -17,7 +17,8 @@ import jax
 import pytest
 
 from jaxzero.core import sharding
-from jaxzero.core.config import apply_overrides, get_preset
+from jaxzero.core.config import apply_overrides
+from jaxzero.core.presets import get_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +32,7 @@ TINY = {
     "network.hidden_size": 32,
     "search.num_simulations": 4,
     "search.max_num_considered_actions": 4,
-    "arena.eval_every": 0,
+    "evaluation.every": 0,
 }
 
 
@@ -59,18 +60,19 @@ FOUR_DEVICES = """
     import json
     import jax
     import numpy as np
-    from jaxzero.core.config import apply_overrides, get_preset
+    from jaxzero.core.config import apply_overrides
+    from jaxzero.core.presets import get_preset
     from jaxzero.core.loop import make_trainer
 
     assert jax.device_count() == 4, jax.devices()
     tiny = json.loads({tiny!r})
     results = {{}}
     for n in (1, 4):
-        config = apply_overrides(get_preset("tic_tac_toe"), tiny | {{"train.num_devices": n}})
+        config = apply_overrides(get_preset("tic_tac_toe"), tiny | {{"num_devices": n}})
         trainer = make_trainer(config)
         state = trainer.init(jax.random.key(0))
         for _ in range(3):
-            state, metrics = trainer.iteration(state)
+            state, metrics, _ = trainer.iteration(state)
         results[n] = (trainer, state, metrics)
 
     flat = lambda tree: np.concatenate([np.ravel(x) for x in jax.tree.leaves(tree)])
@@ -162,7 +164,8 @@ def test_initialize_is_a_no_op_without_a_coordinator(monkeypatch):
 TWO_PROCESSES = """
     import json
     import jax
-    from jaxzero.core.config import apply_overrides, get_preset
+    from jaxzero.core.config import apply_overrides
+    from jaxzero.core.presets import get_preset
     from jaxzero.run.driver import train
 
     tiny = json.loads({tiny!r})

@@ -14,7 +14,7 @@ from envs import star_duel, symmetry
 from envs.core import Env, State
 from envs.star_duel import StarDuel
 from jaxzero.core import config as config_lib
-from jaxzero.core import loop, search
+from jaxzero.core import loop, presets, search
 from jaxzero.core.config import SearchConfig
 from jaxzero.measure import opponents
 
@@ -162,18 +162,18 @@ def test_values_back_up_through_a_multi_action_turn_and_a_turn_pass(kind):
     assert q == pytest.approx(0.12, abs=1e-6)
 
 
-def test_presets_train_the_short_game_and_round_trip_through_json():
-    plain, fast = config_lib.get_preset("star_duel"), config_lib.get_preset("star_duel_fast")
+def test_the_preset_trains_the_short_game_and_round_trips_through_json():
+    plain = presets.get_preset("star_duel_short")
+    fast = config_lib.apply_overrides(plain, {"selfplay.discount": "0.98"})
     assert plain.selfplay.discount == 1.0 and fast.selfplay.discount == 0.98
     for preset in (plain, fast):
         env = envs.make(preset.game)
         assert isinstance(env, StarDuel) and env.authority == 10
         assert preset.network.kind == "mlp"
         assert preset.search.determinize
-        assert preset.search.eval_simulations > preset.search.num_simulations
+        assert preset.evaluation.simulations > preset.search.num_simulations
         data = json.loads(json.dumps(config_lib.config_to_dict(preset)))
         assert config_lib.config_from_dict(data) == preset
-    assert fast == config_lib.apply_overrides(plain, {"selfplay.discount": "0.98"})
     off = config_lib.apply_overrides(plain, {"search.determinize": "false"})
     assert not off.search.determinize and not search.determinizes(SHORT, off.search)
 
@@ -185,7 +185,7 @@ def test_greedy_opponent_plays_legal_star_duel_moves_and_only_star_duel():
     def play(key):
         def move(states, k):
             k_act, k_step = jax.random.split(k)
-            actions = policy(states, k_act)  # int32 [8]
+            actions = policy(None, states, k_act)  # int32 [8]
             legal = states.legal_action_mask[jnp.arange(8), actions]  # bool [8]
             states = jax.vmap(SHORT.step)(states, actions, jax.random.split(k_step, 8))
             return states, (legal, actions)
@@ -208,7 +208,7 @@ def test_greedy_opponent_plays_legal_star_duel_moves_and_only_star_duel():
 def test_a_tiny_star_duel_iteration_compiles_once_with_determinised_search():
     """A one-turn game (turn cap 1) so that games end, replay fills and gradients flow."""
     config = config_lib.apply_overrides(
-        config_lib.get_preset("star_duel"),
+        presets.get_preset("star_duel_short"),
         {
             "network.hidden_size": 16,
             "search.num_simulations": 4,
@@ -226,7 +226,7 @@ def test_a_tiny_star_duel_iteration_compiles_once_with_determinised_search():
     state = trainer.init(jax.random.key(0))
     finished = 0.0
     for _ in range(3):
-        state, metrics = trainer.iteration(state)
+        state, metrics, _ = trainer.iteration(state)
         assert all(np.isfinite(v) for v in jax.device_get(metrics).values()), metrics
         finished += float(metrics["games_finished"])
     assert trainer.iteration._cache_size() == 1

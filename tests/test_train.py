@@ -10,43 +10,30 @@ import jax
 import numpy as np
 import pytest
 
-from jaxzero.core.config import apply_overrides, get_preset
+from jaxzero.core.config import apply_overrides
+from jaxzero.core.loop import make_trainer
 from jaxzero.core.networks import SymmetryAveraged
 from jaxzero.play import join_moves, play_game
 from jaxzero.run.agent import load_agent, parse_settings
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.driver import cached_trainer, load_run_config, train
+from jaxzero.run.driver import load_run_config
 from jaxzero.run.report import write_report
 
-TINY = {
-    "selfplay.batch_size": 8,
-    "selfplay.moves_per_iteration": 3,
-    "replay.capacity": 256,
-    "replay.min_size": 16,
-    "optim.minibatch_size": 16,
-    "optim.updates_per_iteration": 2,
-    "search.num_simulations": 4,
-    "search.eval_simulations": 4,
-    "network.hidden_size": 16,
-    "train.log_every": 1,
-    "train.checkpoint_every": 2,
-}
+
+@pytest.fixture(scope="module")
+def config(ttt_config):
+    return ttt_config
 
 
 @pytest.fixture(scope="module")
-def config():
-    return apply_overrides(get_preset("tic_tac_toe"), TINY)
-
-
-@pytest.fixture(scope="module")
-def straight_run(tmp_path_factory, config):
+def straight_run(tmp_path_factory, config, train_run):
     run = tmp_path_factory.mktemp("straight") / "run"
-    train(run, config, iterations=4)
+    train_run(run, config, iterations=4)
     return run
 
 
 def _restore(run, config, step=None):
-    abstract = jax.eval_shape(cached_trainer(config).init, jax.random.key(0))
+    abstract = jax.eval_shape(make_trainer(config).init, jax.random.key(0))
     with Checkpointer(run) as checkpointer:
         return checkpointer.restore(abstract, step)[0]
 
@@ -58,10 +45,10 @@ def _metrics(run):
     ]
 
 
-def test_resume_is_bit_exact(tmp_path, config, straight_run):
+def test_resume_is_bit_exact(tmp_path, config, straight_run, train_run):
     run = tmp_path / "run"
-    assert train(run, config, iterations=2).iterations == 2
-    result = train(run, resume=True, iterations=4)
+    assert train_run(run, config, iterations=2).iterations == 2
+    result = train_run(run, resume=True, iterations=4)
     assert result.iterations == 4
     a, b = _restore(straight_run, config), _restore(run, config)
     assert int(a.iteration) == int(b.iteration) == 4
@@ -70,29 +57,31 @@ def test_resume_is_bit_exact(tmp_path, config, straight_run):
     assert _metrics(run) == _metrics(straight_run)
 
 
-def test_interrupt_saves_a_checkpoint(tmp_path, config):
+def test_interrupt_saves_a_checkpoint(tmp_path, config, train_run):
     def stop_at_three(metrics):
         if metrics["iteration"] == 3:
             raise KeyboardInterrupt
 
-    result = train(tmp_path / "run", config, iterations=10, on_log=stop_at_three)
+    result = train_run(tmp_path / "run", config, iterations=10, on_log=stop_at_three)
     assert result.interrupted and result.iterations == 3
     with Checkpointer(tmp_path / "run") as checkpointer:
         assert checkpointer.latest_step() == 3
 
 
-def test_sigterm_stops_like_ctrl_c(tmp_path, config):
+def test_sigterm_stops_like_ctrl_c(tmp_path, config, train_run):
     def terminate_at_two(metrics):
         if metrics["iteration"] == 2:
             os.kill(os.getpid(), signal.SIGTERM)
 
-    result = train(tmp_path / "run", config, iterations=10, on_log=terminate_at_two)
+    result = train_run(tmp_path / "run", config, iterations=10, on_log=terminate_at_two)
     assert result.interrupted and result.iterations == 2
-    assert train(tmp_path / "run", resume=True, iterations=3).iterations == 3
+    assert train_run(tmp_path / "run", resume=True, iterations=3).iterations == 3
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
-def test_unfinished_save_is_ignored_and_corrupt_checkpoint_is_explained(tmp_path, straight_run):
+def test_unfinished_save_is_ignored_and_corrupt_checkpoint_is_explained(
+    tmp_path, straight_run, train_run
+):
     run = tmp_path / "run"
     shutil.copytree(straight_run, run)
     # a save that crashed halfway leaves orbax's temporary folder, never a listed step
@@ -104,7 +93,7 @@ def test_unfinished_save_is_ignored_and_corrupt_checkpoint_is_explained(tmp_path
         if path.is_file():
             path.write_bytes(b"garbage")
     with pytest.raises(CheckpointError, match="checkpoint 4 .* is unreadable"):
-        train(run, resume=True, iterations=5)
+        train_run(run, resume=True, iterations=5)
     with pytest.raises(CheckpointError, match="checkpoint 4 .* is unreadable"):
         load_agent(run)
     with Checkpointer(run) as checkpointer:
@@ -120,9 +109,7 @@ def test_agent_plays_through_a_pipe(straight_run):
     jax.tree.map(np.testing.assert_array_equal, again.params, full.best_params)
     moves = "\n".join(["0", "ten", "5", "5", *[str(c) for c in range(1, 10)]]) + "\n"
     out = io.StringIO()
-    reward = play_game(
-        agent.env, agent, human=0, num_simulations=4, stdin=io.StringIO(moves), stdout=out
-    )
+    reward = play_game(agent, agent.search_player(4), human=0, stdin=io.StringIO(moves), stdout=out)
     text = out.getvalue()
     assert "legal moves: 1 2 3 4 5 6 7 8 9\n" in text
     assert join_moves(["play scout", "end"]) == "play scout, end"  # star_duel's moves
@@ -136,9 +123,10 @@ def test_agent_plays_through_a_pipe(straight_run):
 def test_load_agent_takes_search_settings_only(straight_run):
     """A trained agent can play with another search (here: averaged over tic-tac-toe's 8
     symmetries), never with another network; the settings parse from KEY=VALUE text."""
-    settings = parse_settings(["search.average_symmetries=true", "search.eval_simulations=8"])
+    settings = parse_settings(["evaluation.average_symmetries=true", "evaluation.simulations=8"])
     agent = load_agent(straight_run, search=settings)
-    assert agent.config.search.average_symmetries and agent.config.search.eval_simulations == 8
+    assert agent.config.evaluation.average_symmetries and agent.config.evaluation.simulations == 8
+    assert agent.player.num_simulations == 8
     assert isinstance(agent.apply_fn, SymmetryAveraged)
     states = jax.vmap(agent.env.init)(jax.random.split(jax.random.key(0), 2))
     assert agent.act(states, jax.random.key(1)).shape == (2,)
@@ -173,26 +161,26 @@ def test_checkpointer_keeps_the_newest_and_every_kth(tmp_path):
         assert checkpointer.steps() == [4, 8, 9, 10, 11]
 
 
-def test_keep_every_must_be_a_multiple_of_the_checkpoint_interval(tmp_path, config):
-    bad = apply_overrides(config, {"train.keep_every": 3})  # checkpoint_every is 2
+def test_keep_every_must_be_a_multiple_of_the_checkpoint_interval(config):
+    """Settings the driver cannot honour fail when the config is built, before any run."""
     with pytest.raises(ValueError, match="make it a multiple of 2"):
-        train(tmp_path / "run", bad, iterations=1)
-    assert not (tmp_path / "run").exists()
+        apply_overrides(config, {"train.keep_every": 3})  # checkpoint_every is 2
     for key, value, message in [
         ("selfplay.root_value_weight", 1.5, "must be between 0 and 1"),
         ("selfplay.opening_plies", -1, "must be >= 0"),
     ]:
         with pytest.raises(ValueError, match=message):
-            train(tmp_path / "run", apply_overrides(config, {key: value}), iterations=1)
-        assert not (tmp_path / "run").exists()
+            apply_overrides(config, {key: value})
 
 
-def test_a_checkpoint_of_another_layout_is_not_resumed_but_still_plays(tmp_path, straight_run):
+def test_a_checkpoint_of_another_layout_is_not_resumed_but_still_plays(
+    tmp_path, straight_run, train_run
+):
     """A run saved by a jaxzero whose TrainState had other fields: resuming says so in one
     line and touches nothing; the agent (parameters only) still loads."""
     run = tmp_path / "run"
     shutil.copytree(straight_run, run)
-    abstract = jax.eval_shape(cached_trainer(load_run_config(run)).init, jax.random.key(0))
+    abstract = jax.eval_shape(make_trainer(load_run_config(run)).init, jax.random.key(0))
     with Checkpointer(run) as checkpointer:
         state = checkpointer.restore(abstract, 4)[0]
         fewer = dict(state.selfplay.__dict__)
@@ -205,7 +193,7 @@ def test_a_checkpoint_of_another_layout_is_not_resumed_but_still_plays(tmp_path,
         match="checkpoint 6 .* another jaxzero version "
         r"\(missing selfplay.root_value\)",
     ):
-        train(run, resume=True, iterations=8)
+        train_run(run, resume=True, iterations=8)
     assert load_agent(run).iteration == 4
     with Checkpointer(run) as checkpointer:
         assert checkpointer.steps() == [2, 4, 6]

@@ -1,8 +1,20 @@
-"""Every knob of a training run, as frozen dataclasses, with one pinned preset per game.
+"""Every knob of a training run, as frozen dataclasses that check themselves, and one
+pinned preset per game.
 
 A :class:`Config` is passed in, never read from globals; it is hashable, so a compiled
-function may close over it. Presets are named, pinned Configs (like a named policy
-version): change a preset and you change what ``jaxzero train GAME`` means.
+function may close over it. Its sections fall in two groups:
+
+* **the compiled iteration** (``jaxzero.core.loop.make_trainer`` reads only these, and
+  ``gate.enabled``): ``game``, ``seed``, ``num_devices``, ``network``, ``search``,
+  ``selfplay``, ``replay``, ``optim``;
+* **the driver and every evaluating command**: ``evaluation`` (how an evaluating search
+  plays — the gate, the periodic evaluation, ``Agent``, ``play``, ``gtp``, ``analyze``,
+  ``eval`` — and the periodic evaluation's schedule), ``gate`` (the arena gate) and
+  ``train`` (budget, logging, checkpoints).
+
+Each section validates itself when it is built, so a bad setting is a ValueError naming
+its dotted key at ``jaxzero train`` time. Presets are pinned Configs named after the game
+they train (``get_preset("connect_four").game == "connect_four"``).
 
     config = get_preset("tic_tac_toe")
     config = apply_overrides(config, {"search.num_simulations": "16", "seed": 3})
@@ -14,7 +26,37 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any
+from typing import Any, Literal
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+def _at_least(section: Any, low: float, *names: str) -> None:
+    """ValueError unless every field ``names`` of ``section`` is >= ``low``."""
+    prefix = _SECTION_NAMES[type(section).__name__]
+    for name in names:
+        value = getattr(section, name)
+        _check(value >= low, f"{prefix}{name} must be >= {low}, got {value}")
+
+
+def _check_even_games(key: str, value: int) -> None:
+    _check(value >= 2 and value % 2 == 0, f"{key} must be an even number >= 2, got {value}")
+
+
+_SECTION_NAMES = {
+    "NetworkConfig": "network.",
+    "SearchConfig": "search.",
+    "SelfPlayConfig": "selfplay.",
+    "ReplayConfig": "replay.",
+    "OptimConfig": "optim.",
+    "EvaluationConfig": "evaluation.",
+    "GateConfig": "gate.",
+    "TrainConfig": "train.",
+    "Config": "",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +67,7 @@ class NetworkConfig:
     for anything else; "resnet" and "mlp" force one ("mlp" flattens a board).
     """
 
-    kind: str = "auto"  # "auto" | "resnet" | "mlp"
+    kind: Literal["auto", "resnet", "mlp"] = "auto"
     num_blocks: int = 2  # ResNet: residual blocks after the stem
     channels: int = 32  # ResNet: channels of every conv
     value_channels: int = 1  # ResNet value head: channels of its 1x1 conv
@@ -33,15 +75,19 @@ class NetworkConfig:
     hidden_size: int = 128  # MLP: width of each hidden layer
     num_layers: int = 2  # MLP: hidden layers
 
+    def __post_init__(self) -> None:
+        _at_least(self, 1, "num_blocks", "channels", "value_channels", "hidden_size", "num_layers")
+        _at_least(self, 0, "value_hidden")
+
 
 @dataclasses.dataclass(frozen=True)
 class SearchConfig:
-    """mctx search. ``kind`` "puct" is AlphaZero's (muzero_policy, Dirichlet root noise);
-    "gumbel" is Gumbel MuZero (gumbel_muzero_policy, sequential halving, completed Q)."""
+    """mctx search in self-play. ``kind`` "puct" is AlphaZero's (muzero_policy, Dirichlet
+    root noise); "gumbel" is Gumbel MuZero (gumbel_muzero_policy, sequential halving,
+    completed Q). How evaluating searches play is :class:`EvaluationConfig`'s."""
 
-    kind: str = "gumbel"  # "gumbel" | "puct"
-    num_simulations: int = 32  # per move in self-play
-    eval_simulations: int = 64  # per move when evaluating / playing (noise off)
+    kind: Literal["gumbel", "puct"] = "gumbel"
+    num_simulations: int = 32  # per self-play move
     dirichlet_alpha: float = 0.3  # PUCT root noise concentration
     dirichlet_fraction: float = 0.25  # PUCT root noise weight
     pb_c_init: float = 1.25  # PUCT exploration constant
@@ -51,10 +97,14 @@ class SearchConfig:
     # Games with hidden information (env.resample_hidden): search from a redealt state the
     # mover cannot tell apart from the true one, never the true state; False peeks (study).
     determinize: bool = True
-    # Evaluation searches (arena, evaluation, play, GTP, eval) average the network over
-    # the game's symmetries (networks.symmetry_averaged): G network passes per node, a
-    # steadier prior and value. Self-play always uses one pass.
-    average_symmetries: bool = False
+
+    def __post_init__(self) -> None:
+        _at_least(self, 1, "num_simulations", "max_num_considered_actions")
+        _at_least(self, 0, "dirichlet_alpha", "gumbel_scale", "pb_c_init", "pb_c_base")
+        _check(
+            0.0 <= self.dirichlet_fraction <= 1.0,
+            f"search.dirichlet_fraction must be between 0 and 1, got {self.dirichlet_fraction}",
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +126,14 @@ class SelfPlayConfig:
     discount: float = 1.0
     root_value_weight: float = 0.0
 
+    def __post_init__(self) -> None:
+        _at_least(self, 1, "batch_size", "moves_per_iteration")
+        _at_least(self, 0, "temperature_moves", "opening_plies")
+        _check(self.temperature > 0, f"selfplay.temperature must be > 0, got {self.temperature}")
+        _check(0 < self.discount <= 1, f"selfplay.discount must be in (0, 1], got {self.discount}")
+        weight = self.root_value_weight
+        _check(0 <= weight <= 1, f"selfplay.root_value_weight={weight} must be between 0 and 1")
+
 
 @dataclasses.dataclass(frozen=True)
 class ReplayConfig:
@@ -85,6 +143,14 @@ class ReplayConfig:
     min_size: int = 1_000  # no gradient step until this many positions were written
     augment: bool = True  # apply a random element of env.symmetries to each sample
 
+    def __post_init__(self) -> None:
+        _at_least(self, 1, "capacity")
+        _check(
+            0 <= self.min_size <= self.capacity,
+            f"replay.min_size must be between 0 and replay.capacity={self.capacity} (else no "
+            f"update ever runs), got {self.min_size}",
+        )
+
 
 @dataclasses.dataclass(frozen=True)
 class OptimConfig:
@@ -93,7 +159,7 @@ class OptimConfig:
     ``learning_rate * end_lr_factor`` at update ``decay_steps``, constant after)."""
 
     learning_rate: float = 1e-3
-    schedule: str = "constant"  # "constant" | "cosine"
+    schedule: Literal["constant", "cosine"] = "constant"
     warmup_steps: int = 0
     decay_steps: int = 10_000
     end_lr_factor: float = 0.1
@@ -103,188 +169,99 @@ class OptimConfig:
     updates_per_iteration: int = 8  # K
     value_loss_weight: float = 1.0
 
+    def __post_init__(self) -> None:
+        _check(self.learning_rate > 0, f"optim.learning_rate must be > 0, got {self.learning_rate}")
+        _at_least(self, 1, "minibatch_size", "updates_per_iteration", "decay_steps")
+        _at_least(self, 0, "warmup_steps", "weight_decay", "max_grad_norm", "end_lr_factor")
+        _at_least(self, 0, "value_loss_weight")
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationConfig:
+    """How every evaluating search plays, and the driver's periodic evaluation.
+
+    The gate, the periodic evaluation, ``Agent.act``, ``jaxzero play``, ``gtp``,
+    ``analyze`` and ``eval`` all search noise-free with ``simulations`` simulations of
+    ``search.kind``, the network averaged over the game's symmetries when
+    ``average_symmetries`` is on (G network passes per node: a steadier prior and value;
+    self-play always uses one pass). Matches (gate, periodic evaluation) start from
+    ``opening_plies`` uniformly random plies, each opening played with both colours.
+    Every ``every`` iterations (0 = never) the driver logs the playing network's score
+    against random and one-ply over ``games`` games each.
+    """
+
+    simulations: int = 64
+    average_symmetries: bool = False
+    opening_plies: int = 2
+    every: int = 100
+    games: int = 100
+
+    def __post_init__(self) -> None:
+        _at_least(self, 1, "simulations")
+        _at_least(self, 0, "opening_plies", "every")
+        _check_even_games("evaluation.games", self.games)
+
+
+@dataclasses.dataclass(frozen=True)
+class GateConfig:
+    """The arena gate (``jaxzero.measure.gate``). With ``enabled``, a frozen best network
+    makes all self-play and the learner trains on it; every ``every`` iterations the
+    learner plays ``num_games`` games against the best (evaluation-strength search both
+    sides) and replaces it iff its score (wins + draws / 2) / games >= ``threshold``.
+    Without it the best is the learner after every update (the plain AlphaZero loop)."""
+
+    enabled: bool = False
+    every: int = 50
+    num_games: int = 200
+    threshold: float = 0.55
+
+    def __post_init__(self) -> None:
+        _at_least(self, 1, "every")
+        _check_even_games("gate.num_games", self.num_games)
+        _check(
+            0.5 < self.threshold <= 1, f"gate.threshold must be in (0.5, 1], got {self.threshold}"
+        )
+
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    """Knobs of the Python driver around the compiled iteration."""
+    """The driver's budget, logging and checkpoints."""
 
     iterations: int = 1_000
     log_every: int = 10
     checkpoint_every: int = 100
     keep_every: int = 100  # besides the newest 3, keep checkpoints at multiples of this (0: none)
-    num_devices: int = 0  # devices of the data mesh (jaxzero.core.sharding); 0 = all JAX sees
 
-
-@dataclasses.dataclass(frozen=True)
-class ArenaConfig:
-    """The arena gate and the driver's periodic evaluation (``jaxzero.measure.gate``).
-
-    With ``enabled``, a frozen best network makes all self-play and the learner trains
-    on it; every ``every`` iterations the learner plays ``num_games`` games against the
-    best (eval-strength search both sides, paired random openings of ``opening_plies``
-    plies) and replaces it iff its score (wins + draws / 2) / games >= ``threshold``.
-    Without it the best is the learner after every update (the plain AlphaZero loop).
-    Every ``eval_every`` iterations (0 = never) the driver logs the agent's score
-    against random and one-ply over ``eval_games`` games each, gate on or off.
-    """
-
-    enabled: bool = False
-    every: int = 50  # iterations between arena matches
-    num_games: int = 200  # even; at least this many games to promote
-    threshold: float = 0.55  # promote iff the learner's score >= threshold
-    opening_plies: int = 2  # uniformly random plies before the players take over
-    simulations: int = 0  # search simulations per arena/evaluation move; 0 = eval_simulations
-    eval_every: int = 100  # iterations between evaluations against fixed opponents; 0 = off
-    eval_games: int = 100  # even; games against each fixed opponent
+    def __post_init__(self) -> None:
+        _at_least(self, 1, "iterations", "log_every", "checkpoint_every")
+        _at_least(self, 0, "keep_every")
+        keep, every = self.keep_every, self.checkpoint_every
+        _check(
+            not keep or keep % every == 0,
+            f"train.keep_every={keep} would keep only the checkpoints saved at multiples of "
+            f"both it and train.checkpoint_every={every}; make it a multiple of {every}",
+        )
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
+    """A training run. The compiled iteration reads ``game`` to ``optim``; the driver and
+    the evaluating commands read ``evaluation``, ``gate`` and ``train``."""
+
     game: str = "tic_tac_toe"
+    seed: int = 0
+    num_devices: int = 0  # devices of the data mesh (jaxzero.core.sharding); 0 = all JAX sees
     network: NetworkConfig = NetworkConfig()
     search: SearchConfig = SearchConfig()
     selfplay: SelfPlayConfig = SelfPlayConfig()
     replay: ReplayConfig = ReplayConfig()
     optim: OptimConfig = OptimConfig()
+    evaluation: EvaluationConfig = EvaluationConfig()
+    gate: GateConfig = GateConfig()
     train: TrainConfig = TrainConfig()
-    arena: ArenaConfig = ArenaConfig()
-    seed: int = 0
 
-
-_STAR_DUEL = Config(
-    game="star_duel_short",
-    network=NetworkConfig(kind="mlp", hidden_size=128, num_layers=2),
-    search=SearchConfig(
-        kind="gumbel", num_simulations=16, eval_simulations=64, max_num_considered_actions=8
-    ),
-    selfplay=SelfPlayConfig(batch_size=64, moves_per_iteration=16, discount=1.0),
-    replay=ReplayConfig(capacity=100_000, min_size=2_048, augment=False),
-    optim=OptimConfig(
-        learning_rate=1e-3,
-        schedule="cosine",
-        warmup_steps=100,
-        decay_steps=20_000,
-        minibatch_size=256,
-        updates_per_iteration=8,
-    ),
-    train=TrainConfig(iterations=3_000, log_every=10, checkpoint_every=100),
-    arena=ArenaConfig(eval_every=0),
-    seed=0,
-)
-
-PRESETS: dict[str, Config] = {
-    # Small MLP, Gumbel with 16 simulations: perfect play in ~200-300 iterations, well under
-    # a minute of training on two CPU cores (tests/test_gate_tic_tac_toe.py). The first 4
-    # plies are sampled ∝ N(a) so that replay covers the odd positions the gate also asks
-    # about, and the learning rate decays so the policy settles rather than oscillates.
-    "tic_tac_toe": Config(
-        game="tic_tac_toe",
-        network=NetworkConfig(kind="mlp", hidden_size=128, num_layers=2),
-        search=SearchConfig(kind="gumbel", num_simulations=16, eval_simulations=64),
-        selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=9, temperature_moves=4),
-        replay=ReplayConfig(capacity=20_000, min_size=512),
-        optim=OptimConfig(
-            learning_rate=3e-3,
-            schedule="cosine",
-            warmup_steps=50,
-            decay_steps=4_800,
-            end_lr_factor=0.05,
-            minibatch_size=256,
-            updates_per_iteration=8,
-        ),
-        train=TrainConfig(iterations=600, log_every=10, checkpoint_every=100),
-        seed=0,
-    ),
-    # Sized for a CPU: the 2 x 32 ResNet of the self-play benchmark and Gumbel with 16
-    # simulations (Gumbel keeps improving the policy at low budgets; 8 did no better in a
-    # same-compute 30-minute A/B, docs/compare_search.md); the first 6 plies
-    # are sampled for opening variety; scores against random and one-ply every 25
-    # iterations make the learning curve. 32 updates of 256 per 4,096 positions played
-    # (each position is sampled ~2x while in replay): with gradients fast inside the
-    # compiled loop (networks.conv_general_dilated) they cost ~1/3 of the self-play.
-    # The value head reads 8 channels into 128 units (not 1 into 32): nearly free, and in
-    # the gated hour it kept the result in 89.1% of critical positions, not 86.9%.
-    # Evaluation searches average the network over the board's mirror image (2 passes):
-    # 90.7% for that hour's agent, 98-1 against pure MCTS.
-    "connect_four": Config(
-        game="connect_four",
-        network=NetworkConfig(
-            kind="resnet", num_blocks=2, channels=32, value_channels=8, value_hidden=128
-        ),
-        search=SearchConfig(
-            kind="gumbel", num_simulations=16, eval_simulations=64, average_symmetries=True
-        ),
-        selfplay=SelfPlayConfig(batch_size=256, moves_per_iteration=16, temperature_moves=6),
-        replay=ReplayConfig(capacity=200_000, min_size=4_096),
-        optim=OptimConfig(
-            learning_rate=2e-3,
-            schedule="cosine",
-            warmup_steps=100,
-            decay_steps=40_000,
-            minibatch_size=256,
-            updates_per_iteration=32,
-        ),
-        arena=ArenaConfig(eval_every=25, eval_games=100),
-        train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
-        seed=0,
-    ),
-    # Small-board Go: area scoring, komi 3.5 (6x6) / 7.5 (9x9), positional superko.
-    # go_6x6 takes Connect Four's lessons: a value head of 8 channels into 128 units and
-    # 16 updates of 256 per 2,048 positions played (each position sampled ~2x); the
-    # cosine ends after ~24k updates, about 2 hours (~4.7 s an iteration) on a 2-core CPU.
-    "go_6x6": Config(
-        game="go_6x6",
-        network=NetworkConfig(
-            kind="resnet", num_blocks=3, channels=32, value_channels=8, value_hidden=128
-        ),
-        search=SearchConfig(kind="gumbel", num_simulations=32, eval_simulations=128),
-        selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=16, temperature_moves=4),
-        replay=ReplayConfig(capacity=100_000, min_size=4_096),
-        optim=OptimConfig(
-            learning_rate=2e-3,
-            schedule="cosine",
-            warmup_steps=200,
-            decay_steps=24_000,
-            minibatch_size=256,
-            updates_per_iteration=16,
-        ),
-        train=TrainConfig(iterations=5_000, log_every=10, checkpoint_every=50),
-        seed=0,
-    ),
-    "go_9x9": Config(
-        game="go_9x9",
-        network=NetworkConfig(kind="resnet", num_blocks=6, channels=64),
-        search=SearchConfig(kind="gumbel", num_simulations=32, eval_simulations=200),
-        selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=16, temperature_moves=8),
-        replay=ReplayConfig(capacity=200_000, min_size=8_192),
-        optim=OptimConfig(
-            learning_rate=2e-3,
-            schedule="cosine",
-            warmup_steps=200,
-            decay_steps=100_000,
-            minibatch_size=256,
-            updates_per_iteration=8,
-        ),
-        train=TrainConfig(iterations=20_000, log_every=10, checkpoint_every=100),
-        seed=0,
-    ),
-    # Star Duel, trained on the short game (authority 10, 20-turn cap: envs id
-    # "star_duel_short"), where games take ~100 actions. Hidden cards: the search is
-    # determinised (search.determinize). Named like policy versions: "star_duel" is plain
-    # AlphaZero (γ = 1), "star_duel_fast" discounts value targets by γ = 0.98 per action so
-    # that quick wins are worth more.
-    "star_duel": _STAR_DUEL,
-    "star_duel_fast": dataclasses.replace(
-        _STAR_DUEL, selfplay=dataclasses.replace(_STAR_DUEL.selfplay, discount=0.98)
-    ),
-}
-
-
-def get_preset(name: str) -> Config:
-    """The pinned Config named ``name``."""
-    if name not in PRESETS:
-        raise ValueError(f"no preset {name!r}; choose one of: {', '.join(sorted(PRESETS))}")
-    return PRESETS[name]
+    def __post_init__(self) -> None:
+        _at_least(self, 0, "num_devices")
 
 
 def _field_types(cls: type) -> dict[str, Any]:
@@ -307,10 +284,29 @@ def valid_keys() -> list[str]:
     return _leaf_keys(Config)
 
 
+def _parse_number(value: Any, kind: type, key: str) -> Any:
+    what = "an integer" if kind is int else "a number"
+    if isinstance(value, bool) or (
+        kind is int and isinstance(value, float) and not value.is_integer()
+    ):
+        raise ValueError(f"{key}: expected {what}, got {value!r}")
+    try:
+        if kind is int and isinstance(value, str) and "e" in value:
+            return int(float(value))
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{key}: expected {what}, got {value!r}") from None
+
+
 def _parse(value: Any, kind: Any, key: str) -> Any:
     """Convert ``value`` (often a command-line string) to the field type ``kind``."""
     if isinstance(kind, types.UnionType):
         kind = next(k for k in typing.get_args(kind) if k is not type(None))
+    if typing.get_origin(kind) is Literal:
+        choices = typing.get_args(kind)
+        if str(value) not in choices:
+            raise ValueError(f"{key}: expected one of {', '.join(choices)}, got {value!r}")
+        return str(value)
     if kind is bool:
         if isinstance(value, bool):
             return value
@@ -320,40 +316,58 @@ def _parse(value: Any, kind: Any, key: str) -> Any:
         if text in ("0", "false", "no", "off"):
             return False
         raise ValueError(f"{key}: expected a boolean, got {value!r}")
-    if kind is int:
-        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-            raise ValueError(f"{key}: expected an integer, got {value!r}")
-        try:
-            return int(float(value)) if isinstance(value, str) and "e" in value else int(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{key}: expected an integer, got {value!r}") from None
-    if kind is float:
-        if isinstance(value, bool):
-            raise ValueError(f"{key}: expected a number, got {value!r}")
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{key}: expected a number, got {value!r}") from None
+    if kind in (int, float):
+        return _parse_number(value, kind, key)
     if kind is str:
         return str(value)
     raise TypeError(f"{key}: unsupported field type {kind!r}")
 
 
-def _set(obj: Any, path: list[str], value: Any, key: str) -> Any:
+def _unknown(key: str) -> ValueError:
+    return ValueError(f"unknown config key {key!r}; valid keys: {', '.join(valid_keys())}")
+
+
+def _nest(overrides: dict[str, Any]) -> dict[str, Any]:
+    """``{"search.kind": v}`` -> ``{"search": {"kind": (v, "search.kind")}}``."""
+    nested: dict[str, Any] = {}
+    for key, value in overrides.items():
+        *sections, name = key.split(".")
+        node = nested
+        for section in sections:
+            node = node.setdefault(section, {})
+            if not isinstance(node, dict):
+                raise _unknown(key)
+        node[name] = (value, key)
+    return nested
+
+
+def _replace(obj: Any, changes: dict[str, Any]) -> Any:
+    """``obj`` with every change of a section applied at once (so that each section is
+    checked once, with all its new values)."""
     types_ = _field_types(type(obj))
-    name = path[0]
-    if name not in types_:
-        raise ValueError(f"unknown config key {key!r}; valid keys: {', '.join(valid_keys())}")
-    kind = types_[name]
-    if len(path) == 1:
-        if dataclasses.is_dataclass(kind):
+    values = {}
+    for name, change in changes.items():
+        if name not in types_:
+            raise _unknown(change[1] if isinstance(change, tuple) else f"{name}.")
+        kind = types_[name]
+        if isinstance(change, dict):
+            if not dataclasses.is_dataclass(kind):
+                raise _unknown(next(iter(_flat(change))))
+            values[name] = _replace(getattr(obj, name), change)
+        elif dataclasses.is_dataclass(kind):
             raise ValueError(
-                f"{key!r} is a section, not a value; valid keys: {', '.join(valid_keys())}"
+                f"{change[1]!r} is a section, not a value; valid keys: {', '.join(valid_keys())}"
             )
-        return dataclasses.replace(obj, **{name: _parse(value, kind, key)})
-    if not dataclasses.is_dataclass(kind):
-        raise ValueError(f"unknown config key {key!r}; valid keys: {', '.join(valid_keys())}")
-    return dataclasses.replace(obj, **{name: _set(getattr(obj, name), path[1:], value, key)})
+        else:
+            values[name] = _parse(change[0], kind, change[1])
+    return dataclasses.replace(obj, **values)
+
+
+def _flat(changes: dict[str, Any]) -> list[str]:
+    keys = []
+    for change in changes.values():
+        keys += _flat(change) if isinstance(change, dict) else [change[1]]
+    return keys
 
 
 def parse_key_values(
@@ -375,16 +389,62 @@ def apply_overrides(config: Config, overrides: dict[str, Any]) -> Config:
     """A copy of ``config`` with dotted keys replaced, values parsed to the field's type.
 
     ``apply_overrides(c, {"search.num_simulations": "16", "search.kind": "puct"})``.
-    Unknown keys raise ValueError naming the valid keys.
+    Unknown keys raise ValueError naming the valid keys; so does a value the section
+    refuses (each section is checked once with all of its changes).
     """
-    for key, value in overrides.items():
-        config = _set(config, key.split("."), value, key)
-    return config
+    return _replace(config, _nest(dict(overrides)))
 
 
 def config_to_dict(config: Config) -> dict[str, Any]:
     """A JSON-ready nested dict of ``config``."""
     return dataclasses.asdict(config)
+
+
+# Keys of the layout before the evaluation and gate sections (runs written until 2026-12):
+# old dotted key -> new dotted key. arena.simulations (0: "the evaluation count") is
+# folded in by _upgrade.
+_RENAMED = {
+    "search.eval_simulations": "evaluation.simulations",
+    "search.average_symmetries": "evaluation.average_symmetries",
+    "arena.opening_plies": "evaluation.opening_plies",
+    "arena.eval_every": "evaluation.every",
+    "arena.eval_games": "evaluation.games",
+    "arena.enabled": "gate.enabled",
+    "arena.every": "gate.every",
+    "arena.num_games": "gate.num_games",
+    "arena.threshold": "gate.threshold",
+    "train.num_devices": "num_devices",
+}
+
+
+def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A config dict of the old layout (``arena`` section, ``search.eval_simulations``...)
+    in today's; today's layout is returned as it is."""
+    flat = _flatten(data)
+    if not any(key in flat for key in (*_RENAMED, "arena.simulations")):
+        return data
+    arena_simulations = flat.pop("arena.simulations", 0)
+    new = {_RENAMED.get(key, key): value for key, value in flat.items()}
+    if arena_simulations:  # the gate's and evaluation's count; the two are one count now
+        new["evaluation.simulations"] = arena_simulations
+    nested: dict[str, Any] = {}
+    for key, value in new.items():
+        *sections, name = key.split(".")
+        node = nested
+        for section in sections:
+            node = node.setdefault(section, {})
+        node[name] = value
+    return nested
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat = {}
+    for name, value in data.items():
+        if isinstance(value, dict):
+            flat |= _flatten(value, f"{prefix}{name}.")
+        else:
+            flat[prefix + name] = value
+    return flat
 
 
 def _from_dict(cls: type, data: dict[str, Any], prefix: str) -> Any:
@@ -407,5 +467,8 @@ def _from_dict(cls: type, data: dict[str, Any], prefix: str) -> Any:
 
 def config_from_dict(data: dict[str, Any]) -> Config:
     """Inverse of :func:`config_to_dict`; missing keys take their defaults, unknown keys
-    raise ValueError."""
-    return _from_dict(Config, data, "")
+    raise ValueError. A dict of the layout before the ``evaluation`` and ``gate`` sections
+    (a run trained before 2026-12) is read in today's (:data:`_RENAMED`)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"config: expected a mapping, got {data!r}")
+    return _from_dict(Config, _upgrade(data), "")

@@ -3,7 +3,7 @@
     trainer = make_trainer(config)
     state = trainer.init(jax.random.key(config.seed))
     for _ in range(n):
-        state, metrics = trainer.iteration(state)     # one jax.jit, no host round trip
+        state, metrics, moves = trainer.iteration(state)   # one jax.jit, no host round trip
 
 An iteration: T self-play moves of B games (finished games' positions go to replay), then
 K minibatch updates (``lax.scan``), each on ``minibatch_size`` positions sampled uniformly
@@ -11,7 +11,7 @@ from replay with a random symmetry; updates are skipped (parameters unchanged) u
 buffer holds ``replay.min_size`` positions. Metrics are reduced on device.
 
 Self-play always plays with ``best_params`` (every prior and value in the tree); the
-updates train ``params``. With the arena gate off (``config.arena.enabled`` False),
+updates train ``params``. With the arena gate off (``config.gate.enabled`` False),
 ``best_params`` is set to the updated ``params`` at the end of every iteration: the plain
 AlphaZero loop, the newest network plays. With the gate on, ``best_params`` stays frozen
 and only the driver replaces it, when the learner wins an arena match (``jaxzero.measure.gate``).
@@ -66,32 +66,32 @@ class Trainer:
     apply_fn: networks.ApplyFn
     optimizer: optax.GradientTransformation
     init: Callable[[Array], TrainState]
-    iteration: Callable[[TrainState], tuple[TrainState, Metrics]]
+    # state -> (state, metrics, moves): metrics are device scalars; moves the iteration's
+    # self-play moves ({"action", "done", "reward"}, [T, B] each), for game records
+    iteration: Callable[[TrainState], tuple[TrainState, Metrics, dict[str, Array]]]
 
 
-def make_trainer(
-    config: Config, *, env: Env | None = None, donate: bool = False, record_games: bool = False
-) -> Trainer:
+def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False) -> Trainer:
     """Build the env, network, optimizer, ``init`` and the jitted ``iteration``.
 
-    With ``record_games``, ``iteration`` returns ``(state, metrics, moves)``: the T
-    self-play moves of the B games as played (``jaxzero.core.selfplay.make_selfplay_fn``), for
-    game records; the training itself is the same.
+    ``iteration`` returns ``(state, metrics, moves)``: ``moves`` are the T self-play moves
+    of the B games as played (``jaxzero.core.selfplay.make_selfplay_fn``), a small array a
+    game recorder may keep and everyone else ignores.
 
     ``donate=True`` lets XLA reuse the input TrainState's buffers (less copying of the
     replay buffer); the caller must then not touch a state after passing it in.
 
-    ``init`` and ``iteration`` run data-parallel over a mesh of ``config.train.num_devices``
+    ``init`` and ``iteration`` run data-parallel over a mesh of ``config.num_devices``
     devices (``jaxzero.core.sharding``): games, replay and minibatches split, networks
     replicated. One device is a mesh of one.
     """
-    mesh = sharding.make_mesh(config.train.num_devices)
+    mesh = sharding.make_mesh(config.num_devices)
     sharding.check_divisible(config, mesh.size)
     env = envs.make(config.game) if env is None else env
     network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
     optimizer = learner.make_optimizer(config.optim)
-    play = selfplay.make_selfplay_fn(config, env, apply_fn, record=True)
+    play = selfplay.make_selfplay_fn(config, env, apply_fn)
     update = learner.make_update_fn(apply_fn, optimizer, config.optim)
     symmetries = env.symmetries if config.replay.augment else None
     b, t = config.selfplay.batch_size, config.selfplay.moves_per_iteration
@@ -166,7 +166,7 @@ def make_trainer(
         }
         new_state = TrainState(
             params=params,
-            best_params=state.best_params if config.arena.enabled else params,
+            best_params=state.best_params if config.gate.enabled else params,
             opt_state=opt_state,
             replay=buffer,
             selfplay=sp,
@@ -176,7 +176,7 @@ def make_trainer(
             positions_written=state.positions_written + written,
             updates=state.updates + ready.astype(jnp.int32) * optim.updates_per_iteration,
         )
-        return (new_state, metrics, moves) if record_games else (new_state, metrics)
+        return new_state, metrics, moves
 
     def _recent_value_error(best_params, buffer: replay.ReplayBuffer, count: int) -> Array:
         """Mean (v(s) - z)^2 of the self-play network over the ``count`` positions written
@@ -200,12 +200,7 @@ def make_trainer(
         iteration=jax.jit(
             iteration,
             in_shardings=(state_sharding,),
-            out_shardings=(state_sharding, *[sharding.replicated(mesh)] * (1 + record_games)),
+            out_shardings=(state_sharding, sharding.replicated(mesh), sharding.replicated(mesh)),
             donate_argnums=(0,) if donate else (),
         ),
     )
-
-
-def make_iteration(config: Config) -> Callable[[TrainState], tuple[TrainState, Metrics]]:
-    """The jitted iteration alone (``make_trainer(config).iteration``)."""
-    return make_trainer(config).iteration

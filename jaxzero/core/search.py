@@ -27,7 +27,6 @@ peeking search, for study).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import jax
@@ -35,7 +34,6 @@ import jax.numpy as jnp
 import mctx
 
 from envs.core import Env, State
-from jaxzero.core import networks
 from jaxzero.core.config import SearchConfig
 from jaxzero.core.networks import ApplyFn
 
@@ -80,14 +78,6 @@ def resample_roots(env: Env, states: State, key: Array) -> State:
     """``env.resample_hidden`` on each state of a batch [B], with one split key per state."""
     keys = jax.random.split(key, states.current_player.shape[0])
     return jax.vmap(env.resample_hidden)(states, keys)
-
-
-def evaluation_apply_fn(config: SearchConfig, env: Env, apply_fn: ApplyFn) -> ApplyFn:
-    """The network as evaluation searches use it: averaged over ``env.symmetries`` when
-    ``config.average_symmetries`` is on, else ``apply_fn`` itself."""
-    if config.average_symmetries:
-        return networks.symmetry_averaged(apply_fn, env.symmetries)
-    return apply_fn
 
 
 def make_root(params, states: State, apply_fn: ApplyFn) -> mctx.RootFnOutput:
@@ -200,20 +190,3 @@ def select_action(
     )
     sampled = jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
     return jnp.where(step_count < temperature_moves, sampled, greedy)
-
-
-@functools.partial(jax.jit, static_argnames=("config", "env", "apply_fn", "num_simulations"))
-def search_actions(
-    params,
-    states: State,
-    key: Array,
-    config: SearchConfig,
-    env: Env,
-    apply_fn: ApplyFn,
-    num_simulations: int,
-) -> Array:
-    """Noise-free greedy search moves for a batch of states (evaluation, agents)."""
-    output = run_search(
-        params, states, key, config, env, apply_fn, num_simulations=num_simulations, noise=False
-    )
-    return greedy_action(output, config.kind)

@@ -109,14 +109,50 @@ def finished_games_batch(
     return batch, valid.reshape(b * n)
 
 
-def make_selfplay_fn(
-    config: Config, env: Env, apply_fn: ApplyFn, *, record: bool = False
-) -> Callable:
-    """``play(params, sp, buffer, key) -> (sp, buffer, sums)``: T moves of every game.
+def _record_position(sp: SelfPlayState, states: State, output) -> SelfPlayState:
+    """Append each game's current position, search policy and root value to its
+    trajectory (at index ``sp.length``, per game)."""
+    rows, at = jnp.arange(sp.length.shape[0]), sp.length  # [B], [B]
+    return sp.replace(
+        observation=sp.observation.at[rows, at].set(states.observation),
+        policy=sp.policy.at[rows, at].set(output.action_weights),
+        legal_action_mask=sp.legal_action_mask.at[rows, at].set(states.legal_action_mask),
+        player=sp.player.at[rows, at].set(states.current_player),
+        root_value=sp.root_value.at[rows, at].set(output.search_tree.summary().value),
+        length=at + 1,
+    )
+
+
+def _move_sums(root, weights: Array, sp: SelfPlayState, done: Array, valid: Array) -> dict:
+    """The metric sums of one move (``METRIC_SUMS``): finished games' outcomes and
+    lengths, KL(search || prior) and both entropies over the B positions."""
+    prior = jax.nn.softmax(root.prior_logits, axis=-1)  # [B, A]
+    log_ratio = jnp.log(jnp.where(weights > 0, weights, 1.0)) - jnp.log(
+        jnp.maximum(prior, jnp.finfo(jnp.float32).tiny)
+    )
+    kl = jnp.sum(jnp.where(weights > 0, weights * log_ratio, 0.0), axis=-1)
+    outcome = sp.returns[:, 0]
+    donef = done.astype(jnp.float32)
+    return {
+        "games_finished": donef.sum(),
+        "game_length_sum": (donef * sp.length).sum(),
+        "first_player_wins": (donef * (outcome > 0)).sum(),
+        "draws": (donef * (outcome == 0)).sum(),
+        "first_player_losses": (donef * (outcome < 0)).sum(),
+        "kl_search_prior_sum": kl.sum(),
+        "prior_entropy_sum": _entropy(prior).sum(),
+        "search_entropy_sum": _entropy(weights).sum(),
+        "root_value_sum": root.value.sum(),
+        "positions_written": valid.sum().astype(jnp.float32),
+    }
+
+
+def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
+    """``play(params, sp, buffer, key) -> (sp, buffer, sums, moves)``: T moves of every game.
 
     ``sums`` maps the names in ``METRIC_SUMS`` to float32 scalars summed over the T moves
     (outcomes are from the first player's view; KL and entropies summed over positions).
-    With ``record``, ``play`` also returns the moves as played, for game records
+    ``moves`` are the moves as played, for game records
     (``jaxzero.go.records.SelfPlayRecorder``): ``{"action": int32 [T, B], "done": bool
     [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, 2]}``.
     """
@@ -128,7 +164,6 @@ def make_selfplay_fn(
         k_search, k_act, k_env, k_reset = jax.random.split(key, 4)
         states = sp.env_state
         b = states.current_player.shape[0]
-        rows = jnp.arange(b)
 
         root = search.make_root(params, states, apply_fn)
         output = search.run_search(params, states, k_search, search_cfg, env, apply_fn, root=root)
@@ -147,15 +182,7 @@ def make_selfplay_fn(
             ).astype(jnp.int32)
             action = jnp.where(states.step_count < sp_cfg.opening_plies, opening, action)
 
-        at = sp.length  # [B]
-        sp = sp.replace(
-            observation=sp.observation.at[rows, at].set(states.observation),
-            policy=sp.policy.at[rows, at].set(output.action_weights),
-            legal_action_mask=sp.legal_action_mask.at[rows, at].set(states.legal_action_mask),
-            player=sp.player.at[rows, at].set(states.current_player),
-            root_value=sp.root_value.at[rows, at].set(output.search_tree.summary().value),
-            length=at + 1,
-        )
+        sp = _record_position(sp, states, output)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
         sp = sp.replace(returns=sp.returns + nxt.rewards)
         done = nxt.terminated | nxt.truncated  # bool [B]
@@ -168,26 +195,7 @@ def make_selfplay_fn(
             lambda f, n: jnp.where(done.reshape(-1, *[1] * (n.ndim - 1)), f, n), fresh, nxt
         )
 
-        prior = jax.nn.softmax(root.prior_logits, axis=-1)  # [B, A]
-        weights = output.action_weights
-        log_ratio = jnp.log(jnp.where(weights > 0, weights, 1.0)) - jnp.log(
-            jnp.maximum(prior, jnp.finfo(jnp.float32).tiny)
-        )
-        kl = jnp.sum(jnp.where(weights > 0, weights * log_ratio, 0.0), axis=-1)
-        outcome = sp.returns[:, 0]
-        donef = done.astype(jnp.float32)
-        sums = {
-            "games_finished": donef.sum(),
-            "game_length_sum": (donef * sp.length).sum(),
-            "first_player_wins": (donef * (outcome > 0)).sum(),
-            "draws": (donef * (outcome == 0)).sum(),
-            "first_player_losses": (donef * (outcome < 0)).sum(),
-            "kl_search_prior_sum": kl.sum(),
-            "prior_entropy_sum": _entropy(prior).sum(),
-            "search_entropy_sum": _entropy(weights).sum(),
-            "root_value_sum": root.value.sum(),
-            "positions_written": valid.sum().astype(jnp.float32),
-        }
+        sums = _move_sums(root, output.action_weights, sp, done, valid)
         sp = sp.replace(
             env_state=env_state,
             length=jnp.where(done, 0, sp.length),
@@ -200,6 +208,6 @@ def make_selfplay_fn(
         keys = jax.random.split(key, sp_cfg.moves_per_iteration)
         (_, sp, buffer), (sums, moves) = jax.lax.scan(move, (params, sp, buffer), keys)
         sums = jax.tree.map(lambda x: x.sum().astype(jnp.float32), sums)
-        return (sp, buffer, sums, moves) if record else (sp, buffer, sums)
+        return sp, buffer, sums, moves
 
     return play

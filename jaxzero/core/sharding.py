@@ -96,13 +96,13 @@ def make_mesh(num_devices: int = 0) -> Mesh:
     n = len(devices) if num_devices == 0 else num_devices
     if not 1 <= n <= len(devices):
         raise ValueError(
-            f"train.num_devices={num_devices}: JAX sees {len(devices)} device(s) "
+            f"num_devices={num_devices}: JAX sees {len(devices)} device(s) "
             f"({devices[0].platform}); use 0 for all of them or a number up to {len(devices)}"
         )
     if jax.process_count() > 1 and n != len(devices):
         raise ValueError(
-            f"train.num_devices={num_devices}: a {jax.process_count()}-process run uses every "
-            f"device ({len(devices)}); set train.num_devices=0"
+            f"num_devices={num_devices}: a {jax.process_count()}-process run uses every "
+            f"device ({len(devices)}); set num_devices=0"
         )
     return Mesh(np.asarray(devices[:n]), (DATA_AXIS,))
 
@@ -120,7 +120,7 @@ def check_divisible(config: Any, num_devices: int) -> None:
         raise ValueError(
             f"batch sizes are global and divided over the {num_devices} devices of the data "
             f"mesh, so each must be a multiple of {num_devices}: {listed}; change them or "
-            f"set train.num_devices"
+            f"set num_devices"
         )
 
 

@@ -10,14 +10,12 @@ Our Go env alternates colours strictly. GTP controllers may ask for two moves of
 colour in a row (e.g. after a handicap); the engine then inserts a pass for the other
 colour, unless that pass would end the game, in which case the command is refused.
 
-:func:`play_match` is the referee side: it drives two GTP engines (subprocesses) through
-a whole game and scores it with both.
+The referee side (two GTP engines driven through a game, e.g. against GNU Go) is
+benchmark code: ``benchmarks/gtp_referee.py``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import subprocess
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TextIO
@@ -45,10 +43,6 @@ COMMANDS = (
     "quit",
 )
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
-# GNU Go's flags for our rules (envs.go): area scoring and positional superko (suicide is
-# forbidden by default). Without them GNU Go plays and scores by Japanese rules, where
-# moves inside one's own territory and captured stones change the score.
-GNUGO_RULES = ("--chinese-rules", "--positional-superko")
 
 
 class GtpError(Exception):
@@ -77,8 +71,7 @@ class GtpEngine:
         if not isinstance(agent.env, Go):
             raise ValueError(f"GTP needs a Go agent; this checkpoint plays {agent.config.game}")
         self.agent = agent
-        self.num_simulations = num_simulations
-        self.search = search
+        self.player = agent.search_player(num_simulations, search)  # a bad setting fails now
         self.resign_threshold = resign_threshold
         self.key = jax.random.key(seed)
         self.history: list[GoState] = []
@@ -113,7 +106,8 @@ class GtpEngine:
             raise GtpError("komi not a float") from None
         if komi != self.env.komi:
             env = Go(self.env.size, komi=komi, history=self.env.history)
-            self.agent = dataclasses.replace(self.agent, env=env)
+            self.agent = self.agent.with_env(env)
+            self.player = self.player.replace(env=env)
         return ""
 
     def _step(self, action: int) -> None:
@@ -152,7 +146,7 @@ class GtpEngine:
         if float(value[0]) < self.resign_threshold:
             return "resign"
         self.key, k_act = jax.random.split(self.key)
-        action = int(self.agent.act(batch, k_act, self.num_simulations, self.search)[0])
+        action = int(self.player.jitted(self.agent.params, batch, k_act)[0])
         self._step(action)
         return action_to_gtp(action, self.env.size)
 
@@ -239,99 +233,3 @@ def _colour(text: str) -> int:
 
 
 # ---------------------------------------------------------------------- referee
-class GtpClient:
-    """A GTP engine in a subprocess."""
-
-    def __init__(self, command: Sequence[str]):
-        self.command = list(command)
-        self.process = subprocess.Popen(
-            self.command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-
-    def send(self, command: str) -> str:
-        """Send one command; return the result or raise GtpError with the engine's message."""
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        lines = []
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise GtpError(f"{self.command[0]} exited during {command!r}")
-            if line.strip() == "" and lines:
-                break
-            if line.strip() or lines:
-                lines.append(line.rstrip("\n"))
-        head, rest = lines[0], "\n".join(lines[1:])
-        text = (head[1:].lstrip("0123456789").strip() + ("\n" + rest if rest else "")).strip()
-        if head.startswith("?"):
-            raise GtpError(f"{self.command[0]} refused {command!r}: {text}")
-        if not head.startswith("="):
-            raise GtpError(f"{self.command[0]} answered {command!r} with {head!r}")
-        return text
-
-    def close(self) -> None:
-        try:
-            self.send("quit")
-        except (GtpError, OSError):
-            pass
-        self.process.wait(timeout=30)
-
-
-@dataclasses.dataclass(frozen=True)
-class MatchResult:
-    winner: str  # "black", "white" or "draw"
-    moves: list[str]
-    reason: str  # "score" or "resign" or "move cap"
-    scores: dict[str, str]  # each engine's final_score
-
-
-def play_match(
-    black: GtpClient,
-    white: GtpClient,
-    *,
-    size: int,
-    komi: float,
-    max_moves: int,
-    judge: str = "black",
-    opening: Sequence[str] = (),
-) -> MatchResult:
-    """Play one game between two GTP engines; both must accept every move.
-
-    ``opening`` (GTP vertices, black first) is played on both boards before the engines
-    take over. The winner of a scored game is read from the ``judge`` engine's
-    ``final_score`` ("black" or "white": e.g. GNU Go, which also judges dead stones)."""
-    for engine in (black, white):
-        engine.send(f"boardsize {size}")
-        engine.send("clear_board")
-        engine.send(f"komi {komi}")
-    moves: list[str] = []
-    colour = "black"
-    for move in opening:
-        for engine in (black, white):
-            engine.send(f"play {colour} {move}")
-        moves.append(move.lower())
-        colour = "white" if colour == "black" else "black"
-    players = {"black": (black, white), "white": (white, black)}
-    passes = 0
-    while len(moves) < max_moves:
-        mover, other = players[colour]
-        move = mover.send(f"genmove {colour}").lower()
-        if move == "resign":
-            winner = "white" if colour == "black" else "black"
-            return MatchResult(winner, moves, "resign", {})
-        other.send(f"play {colour} {move}")
-        moves.append(move)
-        passes = passes + 1 if move == "pass" else 0
-        if passes == 2:
-            break
-        colour = "white" if colour == "black" else "black"
-    scores = {"black": black.send("final_score"), "white": white.send("final_score")}
-    result = scores[judge]
-    winner = "black" if result.startswith("B+") else "white" if result.startswith("W+") else "draw"
-    reason = "score" if passes == 2 else "move cap"
-    return MatchResult(winner, moves, reason, scores)

@@ -24,16 +24,18 @@ the replay compiles once per env and batch size.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from envs import go
 from envs.core import Env
 from jaxzero.go.sgf import GoRecord, area_result, write_sgf
-from jaxzero.measure.evaluate import states_from_moves
+from jaxzero.measure.positions import make_replayer
 
 FILE_PREFIX = "selfplay_"
 _NUMBER = re.compile(rf"^{FILE_PREFIX}(\d+)\.sgf$")
@@ -46,12 +48,16 @@ def require_go(env: Env, what: str = "SGF game records") -> go.Go:
     return env
 
 
-def game_results(env: go.Go, games: Sequence[Sequence[int]], batch: int) -> list[str]:
+def game_results(
+    env: go.Go, games: Sequence[Sequence[int]], batch: int, replay: Callable | None = None
+) -> list[str]:
     """The SGF result (``RE``) of each finished game, replayed from the empty board in
-    batches of ``batch`` games (padded, so that one compiled replay serves every call).
+    batches of ``batch`` games (padded, so that one compiled ``replay``, a
+    ``make_replayer(env)`` the caller keeps, serves every call).
 
     ValueError if a game is not over after its moves (a record that lost moves).
     """
+    replay = make_replayer(env) if replay is None else replay
     results = []
     for start in range(0, len(games), batch):
         chunk = [list(g) for g in games[start : start + batch]]
@@ -62,7 +68,7 @@ def game_results(env: go.Go, games: Sequence[Sequence[int]], batch: int) -> list
                 raise ValueError(f"a game of {len(game)} moves is longer than {env.max_steps}")
             lengths[i] = len(game)
             moves[i, : len(game)] = game
-        final = states_from_moves(env, moves, lengths)
+        final = replay(jnp.asarray(moves), jnp.asarray(lengths))
         black_sign = np.sign(np.asarray(final.rewards[:, 0]))  # the last move's reward
         results += final_results(env, final, lengths, black_sign)
     return results
@@ -158,6 +164,10 @@ class SelfPlayRecorder:
     they finish, slot order within one move), so a resumed run never overwrites.
 
     ``names`` are the players' names (Black, White) written as ``PB``/``PW``.
+
+    As a driver hook (``jaxzero.run.driver.train(hooks=[recorder])``) it takes each
+    iteration's moves, and reads ``fresh`` off the state it starts from (iteration 0:
+    every game starts at its first move).
     """
 
     def __init__(
@@ -178,6 +188,16 @@ class SelfPlayRecorder:
         self._seen: np.ndarray | None = None  # bool [B]: the slot's current game is whole
         taken = [int(m.group(1)) for p in self.out_dir.iterdir() if (m := _NUMBER.match(p.name))]
         self._next = max(taken, default=0) + 1
+        self._replay = make_replayer(env)
+
+    def start(self, state: Any) -> None:
+        """Hook: the run starts from ``state`` (a TrainState): fresh games iff iteration 0."""
+        self.fresh = int(state.iteration) == 0
+
+    def __call__(self, step: Any) -> None:
+        """Hook: write the games this iteration finished (pulls its moves to the host)."""
+        moves = jax.device_get(step.moves)
+        self.add(moves["action"], moves["done"], moves["reward"])
 
     def add(self, action: np.ndarray, done: np.ndarray, reward: np.ndarray) -> list[Path]:
         """Take T moves of B slots; write the games they finish; returns the new files.
@@ -214,7 +234,7 @@ class SelfPlayRecorder:
     def _write(self, finished: list[tuple[list[int], float]], batch: int) -> list[Path]:
         if not finished:
             return []
-        results = game_results(self.env, [moves for moves, _ in finished], batch)
+        results = game_results(self.env, [moves for moves, _ in finished], batch, self._replay)
         paths = []
         for (moves, black_reward), result in zip(finished, results, strict=True):
             winner = "B" if black_reward > 0 else "W" if black_reward < 0 else ""

@@ -1,10 +1,11 @@
 """Fixed opponents for measuring agents: random, one-ply tactics, pure MCTS, perfect play,
 Star Duel's greedy heuristic.
 
-Every opponent is a policy ``policy(states, key) -> actions``: ``states`` is a batch of env
-states (every leaf has a leading ``[B]`` axis), ``actions`` is int32 [B], always a legal
-action of each state. Policies are pure and jit-safe; each is written for one state and
-``jax.vmap``-ed, so a match of B games costs one call per move.
+Every opponent is a player (:mod:`jaxzero.measure.players`) that takes no parameters:
+``opponent(None, states, key) -> actions``, ``states`` a batch of env states (every leaf
+has a leading ``[B]`` axis), ``actions`` int32 [B], always a legal action of each state.
+Opponents are pure and jit-safe; each is written for one state and ``jax.vmap``-ed, so a
+match of B games costs one call per move.
 
 ``make_opponent(name, env, **kwargs)`` builds one by name (see ``OPPONENTS``).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -20,9 +22,11 @@ import mctx
 import numpy as np
 
 from envs.core import Env, State
+from jaxzero.measure.games import EXTRAS, game_extras
 
 Array = jax.Array
-Policy = Callable[[State, Array], Array]  # (states [B], key) -> int32 [B]
+# (params, states [B], key) -> int32 [B]; an opponent ignores params (pass None).
+Player = Callable[[Any, State, Array], Array]
 
 
 def sample_legal(key: Array, mask: Array) -> Array:
@@ -31,26 +35,27 @@ def sample_legal(key: Array, mask: Array) -> Array:
     return jax.random.categorical(key, logits).astype(jnp.int32)
 
 
-def _batched(act: Callable[[State, Array], Array]) -> Policy:
-    """Turn ``act(state, key) -> action`` for one state into a batched policy."""
+def _batched(act: Callable[[State, Array], Array]) -> Player:
+    """Turn ``act(state, key) -> action`` for one state into a batched player."""
 
-    def policy(states: State, key: Array) -> Array:
+    def player(params: Any, states: State, key: Array) -> Array:
+        del params  # a fixed opponent has none
         batch = states.current_player.shape[0]
         return jax.vmap(act)(states, jax.random.split(key, batch))
 
-    return policy
+    return player
 
 
-def uniform_random(env: Env) -> Policy:
+def uniform_random(env: Env) -> Player:
     """A uniformly random legal move."""
     del env
     return _batched(lambda state, key: sample_legal(key, state.legal_action_mask))
 
 
-def one_ply(env: Env) -> Policy:
+def one_ply(env: Env) -> Player:
     """Win if you can, block if you must, else random.
 
-    For each legal action ``a`` the policy looks at ``env.step(state, a)``:
+    For each legal action ``a`` the player looks at ``env.step(state, a)``:
 
     * **win**: the step pays the mover +1. If any action wins, one of those is played.
     * **block**: a move is *unsafe* when, after it, the turn passes to the opponent and the
@@ -63,7 +68,7 @@ def one_ply(env: Env) -> Policy:
       move is unsafe: the position is lost to one-ply tactics anyway).
 
     Multi-action turns: if the mover moves again after ``a`` (the turn does not pass), ``a``
-    counts as safe: one ply is one action by each side, and the policy does not search
+    counts as safe: one ply is one action by each side, and the player does not search
     sequences of its own actions. Stochastic games: the look-ahead steps use one sampled
     key, so "win" and "unsafe" are judged on that sample.
     """
@@ -116,7 +121,7 @@ def pure_mcts(
     *,
     num_simulations: int = 200,
     exploration: float = 1.0,
-) -> Policy:
+) -> Player:
     """Monte Carlo tree search with random rollouts, no network: the pre-AlphaZero baseline.
 
     The tree is ``mctx.muzero_policy`` with a uniform prior over legal actions and no root
@@ -154,7 +159,8 @@ def pure_mcts(
         batch = action.shape[0]
         return jax.vmap(expand)(states, action, jax.random.split(key, batch))
 
-    def policy(states: State, key: Array) -> Array:
+    def player(params: Any, states: State, key: Array) -> Array:
+        del params
         batch = states.current_player.shape[0]
         k_root, k_search = jax.random.split(key)
         root_values = jax.vmap(functools.partial(rollout_return, env))(
@@ -180,10 +186,10 @@ def pure_mcts(
         )
         return out.action.astype(jnp.int32)
 
-    return policy
+    return player
 
 
-def tic_tac_toe_minimax(env: Env) -> Policy:
+def tic_tac_toe_minimax(env: Env) -> Player:
     """Perfect tic-tac-toe: a uniformly random move among those with the best result.
 
     Reads the exhaustive table of :mod:`jaxzero.measure.solvers.tic_tac_toe` (computed once per
@@ -207,7 +213,7 @@ def tic_tac_toe_minimax(env: Env) -> Policy:
     return _batched(act)
 
 
-def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
+def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Player:
     """Connect Four by the exact solver where it is fast enough, else one-ply tactics.
 
     For each state a host callback runs :class:`jaxzero.measure.solvers.connect_four.Solver` on
@@ -243,7 +249,8 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
                 scores[i], solved[i] = done[position, mask], True
         return scores.reshape(*lead, c4.WIDTH), solved.reshape(lead)
 
-    def policy(states: State, key: Array) -> Array:
+    def player(params: Any, states: State, key: Array) -> Array:
+        del params
         k_fallback, k_pick = jax.random.split(key)
         batch = states.current_player.shape[0]
         shapes = (
@@ -256,12 +263,12 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Policy:
         best = states.legal_action_mask & (scores == scores.max(axis=1, keepdims=True))
         keys = jax.random.split(k_pick, batch)
         exact = jax.vmap(sample_legal)(keys, best & solved[:, None])
-        return jnp.where(solved, exact, fallback(states, k_fallback))
+        return jnp.where(solved, exact, fallback(None, states, k_fallback))
 
-    return policy
+    return player
 
 
-def greedy(env: Env) -> Policy:
+def greedy(env: Env) -> Player:
     """Star Duel's greedy heuristic (:func:`envs.star_duel.greedy_action`): play every card,
     buy the most expensive affordable card, destroy bases (outposts first), attack the
     player, end the turn. Only for games built on ``envs.star_duel.StarDuel`` (any
@@ -273,15 +280,17 @@ def greedy(env: Env) -> Policy:
     return _batched(star_duel.greedy_action)
 
 
-def perfect(env: Env, **kwargs) -> Policy:
-    """The game's perfect player: ``tic_tac_toe_minimax`` or ``connect_four_solver``."""
-    players = {"tic_tac_toe": tic_tac_toe_minimax, "connect_four": connect_four_solver}
-    if env.id not in players:
-        raise ValueError(f"no perfect player for {env.id!r}; available for: {sorted(players)}")
-    return players[env.id](env, **kwargs)
+def perfect(env: Env, **kwargs) -> Player:
+    """The game's perfect player, as its registry entry names it
+    (:mod:`jaxzero.measure.games`): ``tic_tac_toe_minimax``, ``connect_four_solver``."""
+    name = game_extras(env.id).perfect
+    if name is None:
+        have = sorted(g for g, extras in EXTRAS.items() if extras.perfect)
+        raise ValueError(f"no perfect player for {env.id!r}; available for: {have}")
+    return OPPONENTS[name](env, **kwargs)
 
 
-OPPONENTS: dict[str, Callable[..., Policy]] = {
+OPPONENTS: dict[str, Callable[..., Player]] = {
     "random": uniform_random,
     "one_ply": one_ply,
     "pure_mcts": pure_mcts,
@@ -292,7 +301,7 @@ OPPONENTS: dict[str, Callable[..., Policy]] = {
 }
 
 
-def make_opponent(name: str, env: Env, **kwargs) -> Policy:
+def make_opponent(name: str, env: Env, **kwargs) -> Player:
     """Build the opponent ``name`` (a key of ``OPPONENTS``) for ``env``."""
     if name not in OPPONENTS:
         raise ValueError(f"unknown opponent {name!r}; choose one of: {', '.join(OPPONENTS)}")

@@ -6,7 +6,9 @@
     actions = agent.act(states, key, num_simulations=64, search="puct")   # int32 [B]
 
 Everything is batched over env states of the agent's game; ``act`` is greedy and
-noise-free (the same search the arena and evaluation use).
+noise-free: ``agent.player`` (:class:`~jaxzero.measure.players.SearchPlayer`, at the
+strength of the run's ``evaluation`` section), the same player the gate and the periodic
+evaluation use. The agent keeps every player it builds, so each compiles once.
 """
 
 from __future__ import annotations
@@ -20,14 +22,18 @@ from typing import Any
 
 import jax
 
+import envs
 from envs.core import Env, State
+from jaxzero.core import networks
 from jaxzero.core import search as search_lib
 from jaxzero.core.config import Config, apply_overrides, config_from_dict, parse_key_values
 from jaxzero.core.loop import make_trainer
 from jaxzero.core.networks import ApplyFn
+from jaxzero.measure.players import SearchPlayer, evaluation_player
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 
 Array = jax.Array
+SEARCH_KINDS = ("gumbel", "puct")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -35,12 +41,45 @@ class Agent:
     config: Config
     env: Env
     params: Any  # network variables
-    apply_fn: ApplyFn
+    network: ApplyFn  # the raw network
+    player: SearchPlayer  # how it plays: config.evaluation's strength
     iteration: int  # training iteration the parameters come from
+    _players: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    @property
+    def apply_fn(self) -> ApplyFn:
+        """The network as the agent's search sees it (symmetry-averaged if so set)."""
+        return self.player.apply_fn
+
+    @functools.cached_property
+    def _evaluate(self):
+        def evaluate(params: Any, states: State) -> tuple[Array, Array]:
+            logits, value = self.apply_fn(params, states.observation)
+            return search_lib.mask_logits(logits, states.legal_action_mask), value
+
+        return jax.jit(evaluate)
 
     def evaluate(self, states: State) -> tuple[Array, Array]:
         """Raw network output for a batch: logits [B, A] (illegal masked), value [B]."""
-        return _evaluate(self.params, states, self.apply_fn)
+        return self._evaluate(self.params, states)
+
+    def search_player(
+        self, num_simulations: int | None = None, search: str | None = None
+    ) -> SearchPlayer:
+        """``agent.player`` with another simulation count or search kind (kept, so that
+        asking again reuses its compilation)."""
+        if search is not None and search not in SEARCH_KINDS:
+            raise ValueError(f"unknown search {search!r}; choose gumbel or puct")
+        sims = self.player.num_simulations if num_simulations is None else int(num_simulations)
+        kind = self.player.config.kind if search is None else search
+        if (sims, kind) not in self._players:
+            config = dataclasses.replace(self.player.config, kind=kind)
+            self._players[sims, kind] = self.player.replace(config=config, num_simulations=sims)
+        return self._players[sims, kind]
+
+    def with_env(self, env: Env) -> Agent:
+        """The same agent playing ``env`` (e.g. Go with another komi)."""
+        return dataclasses.replace(self, env=env, player=self.player.replace(env=env), _players={})
 
     def act(
         self,
@@ -51,44 +90,32 @@ class Agent:
     ) -> Array:
         """Greedy, noise-free search moves for a batch of states: int32 [B].
 
-        ``num_simulations`` defaults to the config's ``eval_simulations``; ``search``
+        ``num_simulations`` defaults to the config's ``evaluation.simulations``; ``search``
         ("gumbel" or "puct") to the kind the agent was trained with.
         """
-        config = self.config.search
-        if search is not None:
-            if search not in ("gumbel", "puct"):
-                raise ValueError(f"unknown search {search!r}; choose gumbel or puct")
-            config = dataclasses.replace(config, kind=search)
-        n = config.eval_simulations if num_simulations is None else int(num_simulations)
-        return search_lib.search_actions(
-            self.params, states, key, config, self.env, self.apply_fn, n
-        )
-
-
-@functools.partial(jax.jit, static_argnames=("apply_fn",))
-def _evaluate(params: Any, states: State, apply_fn: ApplyFn) -> tuple[Array, Array]:
-    logits, value = apply_fn(params, states.observation)
-    return search_lib.mask_logits(logits, states.legal_action_mask), value
+        return self.search_player(num_simulations, search).jitted(self.params, states, key)
 
 
 def search_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """``settings`` checked to be ``search.*`` keys (ValueError naming the offender)."""
+    """``settings`` checked to be keys a trained agent may change: ``search.*`` and
+    ``evaluation.*`` (ValueError naming the offender)."""
     for key in settings:
-        if not key.startswith("search."):
+        if not key.startswith(("search.", "evaluation.")):
             raise ValueError(
-                f"{key!r} cannot change for a trained agent; only search.* settings can "
-                "(e.g. search.eval_simulations, search.kind, search.average_symmetries)"
+                f"{key!r} cannot change for a trained agent; only search.* and evaluation.* "
+                "settings can (e.g. evaluation.simulations, search.kind, "
+                "evaluation.average_symmetries)"
             )
     return dict(settings)
 
 
 def parse_settings(items: Sequence[str]) -> dict[str, str]:
     """``--set`` items: ``["search.kind=puct", ...]`` -> ``{"search.kind": "puct"}``,
-    checked to be KEY=VALUE pairs of ``search.*`` keys (ValueError otherwise)."""
+    checked to be KEY=VALUE pairs of ``search.*`` / ``evaluation.*`` keys."""
     return search_settings(parse_key_values(list(items), "--set"))
 
 
-def _locate(path: Path) -> tuple[Path, int | None]:
+def locate(path: Path) -> tuple[Path, int | None]:
     """(run directory, checkpoint step or None for the latest) from a user's path."""
     if (path / "config.json").exists():
         return path, None
@@ -102,32 +129,122 @@ def _locate(path: Path) -> tuple[Path, int | None]:
     )
 
 
+def read_config(run_dir: Path) -> Config:
+    """The run's config.json (an old layout is read in today's, config_from_dict)."""
+    try:
+        return config_from_dict(json.loads((run_dir / "config.json").read_text()))
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"{run_dir / 'config.json'} is unreadable ({error})") from None
+
+
 def load_agent(
-    path: str | Path, *, step: int | None = None, search: Mapping[str, Any] | None = None
+    path: str | Path,
+    *,
+    step: int | None = None,
+    search: Mapping[str, Any] | None = None,
+    like: Sequence[Agent] = (),
 ) -> Agent:
     """The agent of a run directory (latest checkpoint) or of one checkpoint directory.
 
-    ``search`` changes how it plays, not what it learned: ``search.*`` config keys such as
-    ``{"search.average_symmetries": "true", "search.eval_simulations": 800}``."""
+    ``search`` changes how it plays, not what it learned: ``search.*`` and
+    ``evaluation.*`` keys such as ``{"evaluation.average_symmetries": "true",
+    "evaluation.simulations": 800}``. ``like``: agents loaded before; this one shares the
+    network and player of the first that plays alike (same game, network, search and
+    evaluation settings), so that their matches compile once."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"{path} does not exist; pass the --out directory of a run")
-    run_dir, found_step = _locate(path)
+    run_dir, found_step = locate(path)
     step = found_step if step is None else step
-    try:
-        config = config_from_dict(json.loads((run_dir / "config.json").read_text()))
-    except (OSError, ValueError) as error:
-        raise CheckpointError(f"{run_dir / 'config.json'} is unreadable ({error})") from None
-    config = apply_overrides(config, search_settings(search or {}))
+    config = apply_overrides(read_config(run_dir), search_settings(search or {}))
     # One device whatever mesh the run trained on (orbax reshards the restored arrays).
-    trainer = make_trainer(apply_overrides(config, {"train.num_devices": 1}))
+    trainer = make_trainer(dataclasses.replace(config, num_devices=1))
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
     with Checkpointer(run_dir) as checkpointer:
         state = checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
+    twin = next((agent for agent in like if _plays_alike(agent.config, config)), None)
+    if twin is not None:
+        env, network, player = twin.env, twin.network, twin.player
+    else:
+        env, network = trainer.env, trainer.apply_fn
+        player = evaluation_player(config, env, network)
     return Agent(
         config=config,
-        env=trainer.env,
-        params=state["best_params"],  # the playing network (the learner unless the gate is on)
-        apply_fn=search_lib.evaluation_apply_fn(config.search, trainer.env, trainer.apply_fn),
+        env=env,
+        params=state["best_params"],  # the playing network (the learner unless gated)
+        network=network,
+        player=player,
         iteration=int(state["iteration"]),
     )
+
+
+def untrained_agent(config: Config, key: Array) -> Agent:
+    """A freshly initialised network of ``config`` as an agent (iteration 0)."""
+    env = envs.make(config.game)
+    network = networks.make_network(config.network, env)
+    apply_fn = networks.make_apply_fn(network)
+    params = networks.init_params(network, env, key)
+    player = evaluation_player(config, env, apply_fn)
+    return Agent(config, env, params, apply_fn, player, iteration=0)
+
+
+def _plays_alike(a: Config, b: Config) -> bool:
+    same = ("game", "network", "search", "evaluation")
+    return all(getattr(a, name) == getattr(b, name) for name in same)
+
+
+def checkpoint_steps(run_dir: Path) -> list[int]:
+    """The finished checkpoints of a run, oldest first (orbax's temporary folders excluded)."""
+    folder = run_dir / CHECKPOINT_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(int(p.name) for p in folder.iterdir() if p.is_dir() and p.name.isdigit())
+
+
+def find_checkpoints(paths: Sequence[Path], every: int = 1) -> list[tuple[Path, int]]:
+    """(run directory, checkpoint step) for each path: a run directory gives every
+    ``every``-th of its checkpoints counted back from the latest (always included); a
+    checkpoint directory ``RUN/checkpoints/N`` gives itself. Duplicates are dropped."""
+    if every < 1:
+        raise CheckpointError(f"--every must be >= 1, got {every}")
+    found: list[tuple[Path, int]] = []
+    for path in map(Path, paths):
+        if not path.exists():
+            raise CheckpointError(f"{path} does not exist; pass run directories or checkpoints")
+        run_dir, step = locate(path)
+        if step is not None:
+            found.append((run_dir, step))
+            continue
+        steps = checkpoint_steps(run_dir)
+        if not steps:
+            raise CheckpointError(f"{run_dir} has no checkpoints yet; train it first")
+        found += [(run_dir, s) for s in steps[::-1][::every][::-1]]
+    seen: set[tuple[Path, int]] = set()
+    unique = []
+    for run_dir, step in found:
+        if (run_dir.resolve(), step) not in seen:
+            seen.add((run_dir.resolve(), step))
+            unique.append((run_dir, step))
+    return unique
+
+
+def load_agents(
+    paths: Sequence[Path], *, every: int = 1, search: Mapping[str, Any] | None = None
+) -> list[tuple[str, Agent, Path]]:
+    """(name ``RUN@STEP``, agent, run directory) of every checkpoint :func:`find_checkpoints`
+    finds; agents that play alike share one network and player. All must play one game."""
+    found = find_checkpoints(paths, every)
+    agents: list[Agent] = []
+    for run_dir, step in found:
+        agents.append(load_agent(run_dir, step=step, search=search, like=agents))
+    games = sorted({a.config.game for a in agents})
+    if len(games) > 1:
+        raise CheckpointError(
+            f"the checkpoints play different games ({', '.join(games)}); pick one"
+        )
+    if not games:
+        raise CheckpointError("give at least one run directory or checkpoint to rate")
+    short = [f"{run.name}@{step}" for run, step in found]
+    if len(set(short)) < len(short):
+        short = [f"{run}@{step}" for run, step in found]
+    return [(name, a, run) for name, a, (run, _) in zip(short, agents, found, strict=True)]

@@ -1,43 +1,41 @@
-"""The Python driver around the compiled iteration: run directory, logs, checkpoints.
+"""The Python driver around the compiled iteration: a run directory, a loop, and hooks.
 
-The driver never touches the hot path: it calls ``trainer.iteration`` (one jitted
-function), pulls the returned metrics to the host every ``log_every`` iterations, and
-saves the whole TrainState every ``checkpoint_every`` iterations and when it stops
-(time or iteration budget reached, or Ctrl-C).
+    result = train("runs/c4", get_preset("connect_four"), seconds=600)
 
-With the arena gate on, every ``arena.every`` iterations the learner plays the best
-(``jaxzero.measure.gate``) and the driver logs ``arena/score``, ``arena/games`` and
-``arena/promoted`` (1 when the learner replaced the best); every ``arena.eval_every``
-iterations it logs the playing network's score and win rate against random and one-ply
-(``eval/vs_random``, ``eval/vs_random_wins``, ...). Both use keys derived from the seed and
-the iteration, so a resumed run replays them exactly.
+The loop is ``state, metrics, moves = trainer.iteration(state)`` (one jitted function),
+then every hook in turn (:mod:`jaxzero.run.hooks`):
 
-With ``sgf`` (``jaxzero train go_6x6 --sgf DIR``, Go only), every self-play game that
-finishes is written to DIR as ``selfplay_NNNNNN.sgf`` (``jaxzero.go.records``); that
-pulls each iteration's moves to the host, a small synchronisation per iteration.
+* the metrics row every ``train.log_every`` iterations (the only host pull of metrics);
+* with the gate on, every ``gate.every`` iterations the learner plays the best
+  (:mod:`jaxzero.measure.gate`): ``arena/score``, ``arena/games``, ``arena/promoted``;
+* every ``evaluation.every`` iterations the playing network against random and one-ply
+  (``eval/vs_random``, ``eval/vs_random_wins``, ...); both checks use keys derived from
+  the seed and the iteration, so a resumed run replays them exactly;
+* ``metrics.jsonl``, TensorBoard under ``tb/``, the ``on_log`` callback;
+* a checkpoint every ``train.checkpoint_every`` iterations and when the run stops (time
+  or iteration budget reached, Ctrl-C or SIGTERM);
+* any ``hooks`` the caller adds, e.g. the Go self-play recorder
+  (``jaxzero.go.records.SelfPlayRecorder``) of ``jaxzero train go_6x6 --sgf DIR``.
 
-A run directory holds ``config.json``, ``metrics.jsonl``, TensorBoard event files under
-``tb/`` and orbax checkpoints under ``checkpoints/``. A directory that already holds a
-run is never overwritten: resume it, or start over explicitly with ``force``.
+A run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` and ``checkpoints/``.
+A directory that already holds a run is never overwritten: resume it, or start over
+explicitly with ``force``.
 
-Several hosts (``jaxzero.core.sharding``, docs/scaling.md): every process runs ``train`` on the
-same run directory (shared storage); process 0 prepares it and alone writes the config,
-metrics and TensorBoard files; all take part in each checkpoint save, which orbax writes
-once; the stop decision (time budget) is process 0's, broadcast to the others.
+Several hosts (``jaxzero.core.sharding``, docs/scaling.md): every process runs ``train``
+on the same run directory (shared storage); process 0 prepares it and alone writes the
+config, metrics and TensorBoard files; all take part in each checkpoint save, which orbax
+writes once; the stop decision (time budget) is process 0's, broadcast to the others.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
-import os
 import shutil
 import signal
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,88 +43,17 @@ import jax
 import numpy as np
 from jax.experimental import multihost_utils
 
-import envs
 from jaxzero.core import sharding
 from jaxzero.core.config import Config, config_from_dict, config_to_dict
 from jaxzero.core.loop import Trainer, make_trainer
-from jaxzero.measure import gate as arena_lib
+from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
+from jaxzero.measure.gate import make_gate
+from jaxzero.measure.players import evaluation_player
+from jaxzero.run import hooks as hooks_lib
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
-
-
-def check_train_config(config: Config) -> None:
-    """ValueError, before anything is created, for settings the driver cannot honour."""
-    keep, every = config.train.keep_every, config.train.checkpoint_every
-    if keep and keep % every:
-        raise ValueError(
-            f"train.keep_every={keep} would keep only the checkpoints saved at multiples of "
-            f"both it and train.checkpoint_every={every}; make it a multiple of {every}"
-        )
-    weight = config.selfplay.root_value_weight
-    if not 0.0 <= weight <= 1.0:
-        raise ValueError(f"selfplay.root_value_weight={weight} must be between 0 and 1")
-    if config.selfplay.opening_plies < 0:
-        raise ValueError(f"selfplay.opening_plies={config.selfplay.opening_plies} must be >= 0")
-
-
-@functools.lru_cache(maxsize=8)
-def cached_trainer(config: Config, record_games: bool = False) -> Trainer:
-    """One Trainer (and so one compiled iteration) per config within a process."""
-    return make_trainer(config, record_games=record_games)
-
-
-@functools.lru_cache(maxsize=8)
-def cached_arena(config: Config) -> arena_lib.Arena:
-    """The compiled learner-vs-best match for ``config`` (one per process)."""
-    trainer = cached_trainer(config)
-    return arena_lib.make_arena(config, trainer.env, trainer.apply_fn)
-
-
-@functools.lru_cache(maxsize=8)
-def cached_evaluator(config: Config) -> arena_lib.Evaluator:
-    """The compiled match against random and one-ply for ``config`` (one per process)."""
-    trainer = cached_trainer(config)
-    return arena_lib.make_evaluator(config, trainer.env, trainer.apply_fn)
-
-
-ARENA_STREAM, EVAL_STREAM = 1, 2  # key streams, apart from the training key
-
-
-def checks_due(config: Config, iteration: int) -> bool:
-    """Whether an arena match or an evaluation is due after ``iteration``."""
-    arena = config.arena
-    return (arena.enabled and iteration % arena.every == 0) or (
-        arena.eval_every > 0 and iteration % arena.eval_every == 0
-    )
-
-
-def periodic_checks(config: Config, state: Any, iteration: int) -> tuple[Any, dict[str, float]]:
-    """The arena (gate on, every ``arena.every``) and the evaluation against fixed
-    opponents (every ``arena.eval_every``) due at ``iteration``: (state, metrics)."""
-    arena = config.arena
-    metrics: dict[str, float] = {}
-    base = jax.random.key(config.seed)
-    if arena.enabled and iteration % arena.every == 0:
-        key = jax.random.fold_in(jax.random.fold_in(base, ARENA_STREAM), iteration)
-        score, wins, draws, losses = jax.device_get(
-            cached_arena(config)(state.params, state.best_params, key)
-        )
-        games = int(wins + draws + losses)
-        promoted = arena_lib.should_promote(float(score), games, arena)
-        if promoted:
-            state = state.replace(best_params=arena_lib.copy_variables(state.params))
-        metrics |= {
-            "arena/score": float(score),
-            "arena/games": float(games),
-            "arena/promoted": float(promoted),
-        }
-    if arena.eval_every > 0 and iteration % arena.eval_every == 0:
-        key = jax.random.fold_in(jax.random.fold_in(base, EVAL_STREAM), iteration)
-        results = cached_evaluator(config)(state.best_params, key)
-        metrics |= arena_lib.Evaluator.metrics(results)
-    return state, metrics
 
 
 class RunDirError(RuntimeError):
@@ -192,8 +119,82 @@ def _stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _to_host(metrics: dict[str, Any]) -> dict[str, float]:
-    return {name: float(np.asarray(value)) for name, value in jax.device_get(metrics).items()}
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """When to stop: the run reaches ``iterations`` in total, or ``seconds`` pass. With
+    several processes, process 0's clock decides for everyone (a broadcast)."""
+
+    seconds: float | None
+    iterations: int | None
+
+    def spent(self, iteration: int, clock: hooks_lib.Clock) -> bool:
+        if self.iterations is not None and iteration >= self.iterations:
+            return True
+        stop = self.seconds is not None and clock.elapsed() >= self.seconds
+        if jax.process_count() > 1:
+            stop = bool(multihost_utils.broadcast_one_to_all(np.bool_(stop)))
+        return stop
+
+
+def standard_hooks(
+    config: Config, trainer: Trainer, run_dir: Path, on_log: Callable | None
+) -> list[Any]:
+    """The driver's own hooks for ``config``, in the order they take their turns."""
+    positions = config.selfplay.batch_size * config.selfplay.moves_per_iteration
+    hooks: list[Any] = [hooks_lib.MetricsRow(config.train.log_every, positions)]
+    if config.gate.enabled:
+        hooks.append(
+            hooks_lib.GateHook(make_gate(config, trainer.env, trainer.apply_fn), config.seed)
+        )
+    if config.evaluation.every > 0:
+        player = evaluation_player(config, trainer.env, trainer.apply_fn)
+        evaluation = make_evaluation(
+            trainer.env,
+            player,
+            DRIVER_OPPONENTS,
+            config.evaluation.games,
+            config.evaluation.opening_plies,
+        )
+        hooks.append(hooks_lib.EvaluationHook(evaluation, config.evaluation.every, config.seed))
+    if sharding.is_main_process():
+        hooks += [
+            hooks_lib.JsonlWriter(run_dir / METRICS_FILE),
+            hooks_lib.TensorBoardWriter(run_dir / "tb"),
+            hooks_lib.Progress(on_log),
+        ]
+    return hooks
+
+
+def _prepare(
+    run_dir: Path, config: Config | None, resume: bool, force: bool, trainer: Trainer | None
+) -> tuple[Config, Trainer]:
+    """The config and trainer of the run, its directory ready on every process."""
+    # A new run's trainer is built first, so that a bad mesh fails before the directory exists.
+    if trainer is None and config is not None and not resume:
+        trainer = make_trainer(config)
+    if sharding.is_main_process():
+        config = prepare_run_dir(run_dir, config, resume=resume, force=force)
+    if jax.process_count() > 1:
+        multihost_utils.sync_global_devices("jaxzero: run directory ready")
+        config = load_run_config(run_dir)
+    if trainer is None:
+        return config, make_trainer(config)
+    if trainer.config != config:
+        raise ValueError(
+            "the trainer passed to train() was built for another config than the run's"
+        )
+    return config, trainer
+
+
+def _initial_state(trainer: Trainer, checkpointer: Checkpointer, seed: int, resume: bool) -> Any:
+    key = jax.random.key(seed)
+    if resume:
+        try:
+            return checkpointer.restore(jax.eval_shape(trainer.init, key))[0]
+        except CheckpointError:
+            if checkpointer.latest_step() is not None:
+                raise
+    return trainer.init(key)  # a new run, or one stopped before its first checkpoint
 
 
 def train(
@@ -205,125 +206,44 @@ def train(
     resume: bool = False,
     force: bool = False,
     on_log: Callable[[dict[str, float]], None] | None = None,
-    sgf: str | Path | None = None,
+    hooks: Sequence[Any] = (),
+    trainer: Trainer | None = None,
 ) -> TrainResult:
     """Train until ``seconds`` pass or the run reaches ``iterations`` in total.
 
     With neither, ``config.train.iterations`` is the budget. Ctrl-C stops after the
-    current iteration and saves a checkpoint. ``sgf``: a directory for the self-play
-    games as SGF (Go only).
+    current iteration and saves a checkpoint. ``hooks`` take their turn after the
+    driver's own (:func:`standard_hooks`); one may end the run by setting ``step.stop``.
+    ``trainer``: ``make_trainer(config)`` already built (and compiled) by the caller, to
+    share between runs of one config.
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
-    main = sharding.is_main_process()
-    if config is not None:
-        check_train_config(config)
-    if sgf is not None and config is not None:  # refuse before creating the run directory
-        from jaxzero.go.records import require_go
-
-        require_go(envs.make(config.game), "self-play SGF records")
-    if main:
-        config = prepare_run_dir(run_dir, config, resume=resume, force=force)
-    if jax.process_count() > 1:
-        multihost_utils.sync_global_devices("jaxzero: run directory ready")
-        if not main:
-            config = load_run_config(run_dir)
-    if sgf is not None and jax.process_count() > 1:
-        raise ValueError("--sgf records self-play on a single host only; drop it or use one")
-    trainer = cached_trainer(config, record_games=sgf is not None)
+    config, trainer = _prepare(run_dir, config, resume, force, trainer)
     if iterations is None and seconds is None:
         iterations = config.train.iterations
-
-    from tensorboardX import SummaryWriter  # heavy import, kept off `import jaxzero`
-
+    budget = Budget(seconds, iterations)
     checkpointer = Checkpointer(run_dir, keep_every=config.train.keep_every)
-    key = jax.random.key(config.seed)
-    fresh = True  # the games in `state` start at their first move
-    if resume:
-        abstract = jax.eval_shape(trainer.init, key)
-        try:
-            state, _ = checkpointer.restore(abstract)
-            fresh = False  # its games are under way: record from the next ones
-        except CheckpointError:
-            if checkpointer.latest_step() is not None:
-                raise
-            state = trainer.init(key)  # the run was stopped before its first checkpoint
-    else:
-        state = trainer.init(key)
-    recorder = None
-    if sgf is not None:  # refuses a non-Go game (a resumed run's game is known only now)
-        from jaxzero.go.records import SelfPlayRecorder
-
-        recorder = SelfPlayRecorder(trainer.env, sgf, fresh=fresh)
-
-    iteration = int(state.iteration)
-    start = time.monotonic()
+    state = _initial_state(trainer, checkpointer, config.seed, resume)
+    saving = hooks_lib.CheckpointHook(
+        checkpointer, config.train.checkpoint_every, config_to_dict(config)
+    )
+    turns = [*standard_hooks(config, trainer, run_dir, on_log), saving, *hooks]
+    hooks_lib.start(turns, state)
+    clock = hooks_lib.Clock()
+    step = hooks_lib.Step(int(state.iteration), state, {}, {}, clock)
     interrupted = False
-    last: dict[str, float] = {}
-    config_json = config_to_dict(config)
-    writer = SummaryWriter(str(run_dir / "tb")) if main else None
-    positions_per_iteration = config.selfplay.batch_size * config.selfplay.moves_per_iteration
-    since_log, log_clock = 0, time.monotonic()
     try:
-        stop_on_sigterm = _stop_on_sigterm()
-        with stop_on_sigterm, open(run_dir / METRICS_FILE if main else os.devnull, "a") as log:
-            while True:
-                elapsed = time.monotonic() - start
-                if iterations is not None and iteration >= iterations:
-                    break
-                stop = seconds is not None and elapsed >= seconds
-                if jax.process_count() > 1:  # process 0's clock decides for everyone
-                    stop = bool(multihost_utils.broadcast_one_to_all(np.bool_(stop)))
-                if stop:
-                    break
-                try:
-                    if recorder is None:
-                        state, metrics = trainer.iteration(state)
-                    else:
-                        state, metrics, moves = trainer.iteration(state)
-                        moves = jax.device_get(moves)
-                        recorder.add(moves["action"], moves["done"], moves["reward"])
-                    iteration += 1
-                    since_log += 1
-                except KeyboardInterrupt:
-                    interrupted = True
-                    break
-                logged = iteration % config.train.log_every == 0
-                row: dict[str, float] = {}
-                if logged:
-                    row = {"iteration": iteration, "elapsed": time.monotonic() - start}
-                    row |= _to_host(metrics)  # waits for the device: time after it
-                    now = time.monotonic()
-                    row["positions_per_second"] = (
-                        since_log * positions_per_iteration / max(now - log_clock, 1e-9)
-                    )
-                if checks_due(config, iteration):
-                    jax.block_until_ready(state)  # the checks' time is theirs alone
-                checks_start = time.monotonic()
-                state, checks = periodic_checks(config, state, iteration)
-                if logged:
-                    since_log, log_clock = 0, time.monotonic()  # throughput excludes checks
-                elif checks:
-                    log_clock += time.monotonic() - checks_start
-                    row = {"iteration": iteration, "elapsed": time.monotonic() - start}
-                if row and main:
-                    row |= checks
-                    last = row if logged else last | row
-                    log.write(json.dumps(row) + "\n")
-                    log.flush()
-                    for name, value in row.items():
-                        if name != "iteration":
-                            writer.add_scalar(name, value, iteration)
-                    if on_log is not None:
-                        on_log(last)
-                if iteration % config.train.checkpoint_every == 0:
-                    checkpointer.save(iteration, state, config_json)
+        with _stop_on_sigterm():
+            while not (step.stop or budget.spent(step.iteration, clock)):
+                state, metrics, moves = trainer.iteration(step.state)
+                step = hooks_lib.Step(step.iteration + 1, state, metrics, moves, clock)
+                for hook in turns:
+                    hook(step)
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        if checkpointer.latest_step() != iteration:
-            checkpointer.save(iteration, state, config_json)
-        checkpointer.close()
-        if writer is not None:
-            writer.close()
-    return TrainResult(run_dir, iteration, time.monotonic() - start, interrupted, last)
+        hooks_lib.close(turns, step)
+    progress = next((h for h in turns if isinstance(h, hooks_lib.Progress)), None)
+    last = progress.last if progress is not None else {}
+    return TrainResult(run_dir, step.iteration, clock.elapsed(), interrupted, last)

@@ -1,6 +1,6 @@
 """``jaxzero report RUN_DIR``: figures and a short markdown summary of a training run.
 
-Reads ``metrics.jsonl`` (one JSON object per logged iteration), and the Elo ladder's rows
+Reads ``metrics.jsonl`` (one JSON object per logged iteration), and the round robin's Elo rows
 from ``elo.json`` when ``jaxzero eval`` wrote one, and writes PNG figures and
 ``summary.md`` into ``RUN_DIR/report/``. Each figure groups metrics by meaning; a figure
 whose metrics the run never logged is skipped, so any run directory can be reported.
@@ -18,8 +18,9 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from jaxzero.run.elo_files import ELO_FILE  # noqa: E402  (written by `jaxzero eval`)
+
 METRICS_FILE = "metrics.jsonl"
-ELO_FILE = "elo.json"  # written by `jaxzero eval` (jaxzero.measure.round_robin)
 
 # figure file -> (title, y label, metric-name predicate)
 FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {

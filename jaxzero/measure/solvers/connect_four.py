@@ -109,6 +109,24 @@ def _safe_moves(position, mask):
 
 
 @numba.njit(cache=True)
+def _order_moves(position, mask, safe, row):
+    """Write the safe moves into ``row`` ordered by the threats they create, centre
+    columns first on ties (``(value << 48) | move``); returns how many there are."""
+    count = 0
+    for i in range(WIDTH):
+        move = safe & _COLUMN[_ORDER[i]]
+        if move:
+            value = _popcount(_winning_cells(position | move, mask)) * 16 + (WIDTH - i)
+            j = count
+            while j > 0 and row[j - 1] >> 48 < value:
+                row[j] = row[j - 1]
+                j -= 1
+            row[j] = (value << 48) | move  # moves are below bit 48
+            count += 1
+    return count
+
+
+@numba.njit(cache=True)
 def _negamax(position, mask, moves, alpha, beta, tt_keys, tt_bounds, order, counter):
     """Score of a position whose mover has no immediate win, clipped to [alpha, beta].
 
@@ -139,19 +157,7 @@ def _negamax(position, mask, moves, alpha, beta, tt_keys, tt_bounds, order, coun
         if alpha >= beta:
             return beta
 
-    # Order the safe moves by the threats they create, centre columns first on ties.
-    row = order[moves]
-    count = 0
-    for i in range(WIDTH):
-        move = safe & _COLUMN[_ORDER[i]]
-        if move:
-            value = _popcount(_winning_cells(position | move, mask)) * 16 + (WIDTH - i)
-            j = count
-            while j > 0 and row[j - 1] >> 48 < value:
-                row[j] = row[j - 1]
-                j -= 1
-            row[j] = (value << 48) | move  # moves are below bit 48
-            count += 1
+    count = _order_moves(position, mask, safe, order[moves])
 
     start_alpha = alpha
     for i in range(count):

@@ -12,20 +12,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import tiny_config
 
 import envs
-from jaxzero.core.config import apply_overrides, get_preset
-from jaxzero.measure import gate as arena_lib
+from jaxzero.core.config import apply_overrides
+from jaxzero.core.presets import get_preset
+from jaxzero.measure import gate as gate_lib
+from jaxzero.measure.match import make_match
 from jaxzero.measure.solvers import tic_tac_toe as ttt
+from jaxzero.measure.statistics import false_positive_rate
 from jaxzero.run.checkpoint import Checkpointer
-from jaxzero.run.driver import cached_trainer, train
 
 POWERS = jnp.asarray(3 ** np.arange(9), jnp.int32)
-SMALL_ARENA = {
-    "search.eval_simulations": 8,
-    "arena.num_games": 32,
-    "arena.threshold": 0.55,
-    "arena.opening_plies": 2,
+SMALL_GATE = {
+    "evaluation.simulations": 8,
+    "gate.num_games": 32,
+    "gate.threshold": 0.55,
+    "evaluation.opening_plies": 2,
 }
 
 
@@ -66,45 +69,46 @@ def env():
 
 
 @pytest.fixture(scope="module")
-def table_arena(env):
-    config = apply_overrides(get_preset("tic_tac_toe"), SMALL_ARENA)
-    return arena_lib.make_arena(config, env, table_apply)
+def table_gate(env):
+    config = apply_overrides(get_preset("tic_tac_toe"), SMALL_GATE)
+    return gate_lib.make_gate(config, env, table_apply)
 
 
-def test_broken_learner_is_never_promoted(table_arena):
+def test_broken_learner_is_never_promoted(table_gate):
     perfect = _perfect_table()
     for seed in range(3):
         broken = _noise_table(seed)
-        score, wins, draws, losses = table_arena(broken, perfect, jax.random.key(seed))
+        verdict = table_gate(broken, perfect, jax.random.key(seed))
         # A random opening can hand the perfect player a lost position, so the broken
         # learner wins a game now and then, from the lucky side of a pair only.
-        assert int(losses) > 2 * int(wins) and float(score) < 0.5
-        assert not table_arena.promotes(float(score), int(wins + draws + losses))
+        assert verdict.result.losses > 2 * verdict.result.wins and verdict.score < 0.5
+        assert not verdict.promoted
 
 
-def test_a_stronger_learner_is_promoted(table_arena):
-    score, wins, draws, losses = table_arena(_perfect_table(), _noise_table(0), jax.random.key(7))
-    assert int(wins) > 2 * int(losses)
-    assert table_arena.promotes(float(score), int(wins + draws + losses))
+def test_a_stronger_learner_is_promoted(table_gate):
+    verdict = table_gate(_perfect_table(), _noise_table(0), jax.random.key(7))
+    assert verdict.result.wins > 2 * verdict.result.losses
+    assert verdict.promoted and verdict.metrics()["arena/promoted"] == 1.0
 
 
-def test_identical_copy_scores_exactly_half_and_is_never_promoted(table_arena):
+def test_identical_copy_scores_exactly_half_and_is_never_promoted(table_gate):
     """Noise-free search is deterministic and both games of an opening share their env
     keys, so an identical copy plays the same game from both seats: every pair splits."""
     best = _noise_table(3)  # a decisive-game-rich player, to make the pairing visible
-    copy = arena_lib.copy_variables(best)
-    half = table_arena.config.num_games // 2
+    copy = gate_lib.copy_variables(best)
+    half = table_gate.config.num_games // 2
     promotions = 0
     for seed in range(3):
         key = jax.random.key(100 + seed)
-        outcome, seat = jax.device_get(table_arena.games(copy, best, key))
+        outcome, seat = jax.device_get(table_gate.match(copy, best, key))
         np.testing.assert_array_equal(seat, np.repeat([0, 1], half))  # both colours
         np.testing.assert_array_equal(outcome[:half], -outcome[half:])
         assert (outcome != 0).any()
-        score, wins, draws, losses = table_arena(copy, best, key)
-        assert float(score) == 0.5 and int(wins) == int(losses)
-        promotions += table_arena.promotes(float(score), int(wins + draws + losses))
-    rate = arena_lib.false_positive_rate(table_arena.config.num_games, 0.55)
+        verdict = table_gate(copy, best, key)
+        assert verdict.score == 0.5 and verdict.result.wins == verdict.result.losses
+        promotions += verdict.promoted
+    assert table_gate.match.play._cache_size() == 1  # the gate's match compiled once
+    rate = false_positive_rate(table_gate.config.num_games, 0.55)
     assert promotions / 3 <= rate
 
 
@@ -112,30 +116,29 @@ def test_openings_are_random_and_shared_by_both_games_of_a_pair(env):
     """A deterministic "first legal cell" player against itself: the games of a pair are
     the same game (so the outcomes split) and the openings vary from pair to pair."""
 
-    def first_legal(states, key):
-        del key
+    def first_legal(params, states, key):
+        del params, key
         return jnp.argmax(states.legal_action_mask, axis=-1).astype(jnp.int32)
 
-    side = arena_lib.fixed_policy(first_legal)
-    match = arena_lib.make_match(env, side, side, 64, 2)
-    outcome, seat = jax.device_get(match((), (), jax.random.key(0)))
+    match = make_match(env, first_legal, first_legal, 64, 2)
+    outcome, seat = jax.device_get(match(None, None, jax.random.key(0)))
     np.testing.assert_array_equal(outcome[:32], -outcome[32:])
     np.testing.assert_array_equal(seat, np.repeat([0, 1], 32))
     assert len(set(outcome[:32].tolist())) > 1  # different openings, different games
 
 
 def test_false_positive_rate_matches_the_promotion_rule():
-    arena = apply_overrides(
-        get_preset("tic_tac_toe"), {"arena.num_games": 20, "arena.threshold": 0.55}
-    ).arena
+    gate = apply_overrides(
+        get_preset("tic_tac_toe"), {"gate.num_games": 20, "gate.threshold": 0.55}
+    ).gate
     rng = np.random.default_rng(0)
     wins = rng.binomial(20, 0.5, size=40_000)  # equal players, decisive games
-    simulated = np.mean([arena_lib.should_promote(w / 20, 20, arena) for w in wins])
-    exact = arena_lib.false_positive_rate(20, 0.55)
+    simulated = np.mean([gate_lib.should_promote(w / 20, 20, gate) for w in wins])
+    exact = false_positive_rate(20, 0.55)
     assert exact == pytest.approx(sum(math.comb(20, k) for k in range(11, 21)) / 2**20)
     assert simulated == pytest.approx(exact, abs=0.01)
-    assert arena_lib.false_positive_rate(200, 0.55) == pytest.approx(0.0895, abs=5e-4)
-    assert not arena_lib.should_promote(0.9, 19, arena)  # too few games
+    assert false_positive_rate(200, 0.55) == pytest.approx(0.0895, abs=5e-4)
+    assert not gate_lib.should_promote(0.9, 19, gate)  # too few games
 
 
 def test_promotion_copies_every_collection():
@@ -143,56 +146,47 @@ def test_promotion_copies_every_collection():
         "params": {"w": jnp.arange(3.0)},
         "batch_stats": {"mean": jnp.ones(2), "var": jnp.full(2, 4.0)},
     }
-    copied = arena_lib.copy_variables(variables)
+    copied = gate_lib.copy_variables(variables)
     assert jax.tree.structure(copied) == jax.tree.structure(variables)
     for new, old in zip(jax.tree.leaves(copied), jax.tree.leaves(variables), strict=True):
         np.testing.assert_array_equal(new, old)
         assert new is not old
 
 
-def test_bad_arena_settings_are_rejected(env):
+def test_bad_gate_settings_are_rejected_when_the_config_is_built():
     config = get_preset("tic_tac_toe")
-    for key, value in [("arena.num_games", 7), ("arena.threshold", 0.5), ("arena.every", 0)]:
+    for key, value in [("gate.num_games", 7), ("gate.threshold", 0.5), ("gate.every", 0)]:
         with pytest.raises(ValueError, match=key):
-            arena_lib.make_arena(apply_overrides(config, {key: value}), env, table_apply)
+            apply_overrides(config, {key: value})
 
 
 # ------------------------------------------------------------------ the gate in the loop
 
 GATED = {
-    "selfplay.batch_size": 8,
-    "selfplay.moves_per_iteration": 3,
-    "replay.capacity": 256,
     "replay.min_size": 8,
-    "optim.minibatch_size": 16,
-    "optim.updates_per_iteration": 2,
-    "search.num_simulations": 4,
-    "search.eval_simulations": 4,
-    "network.hidden_size": 16,
-    "train.log_every": 1,
     "train.checkpoint_every": 100,
-    "arena.enabled": True,
-    "arena.every": 2,
-    "arena.num_games": 8,
-    "arena.eval_every": 3,
-    "arena.eval_games": 8,
+    "gate.enabled": True,
+    "gate.every": 2,
+    "gate.num_games": 8,
+    "evaluation.every": 3,
+    "evaluation.games": 8,
 }
 
 
 @pytest.fixture(scope="module")
-def gated():
-    config = apply_overrides(get_preset("tic_tac_toe"), GATED)
-    return config, cached_trainer(config)
+def gated(trainers):
+    config = apply_overrides(tiny_config("tic_tac_toe"), GATED)
+    return config, trainers(config)
 
 
 def test_self_play_uses_best_params_and_the_learner_trains(gated):
     _, trainer = gated
     state = trainer.init(jax.random.key(0))
     for _ in range(3):  # fill replay so the learner updates
-        state, _ = trainer.iteration(state)
+        state, _, _ = trainer.iteration(state)
     garbage = jax.tree.map(lambda x: 50.0 * jnp.sin(1e3 * x + 1.0), state.params)
-    a, metrics_a = trainer.iteration(state)
-    b, metrics_b = trainer.iteration(state.replace(params=garbage))
+    a, metrics_a, _ = trainer.iteration(state)
+    b, metrics_b, _ = trainer.iteration(state.replace(params=garbage))
     for x, y in zip(jax.tree.leaves(a.replay), jax.tree.leaves(b.replay), strict=True):
         np.testing.assert_array_equal(x, y)  # same self-play data whatever the learner
     for x, y in zip(jax.tree.leaves(a.selfplay), jax.tree.leaves(b.selfplay), strict=True):
@@ -211,10 +205,10 @@ def test_self_play_uses_best_params_and_the_learner_trains(gated):
     assert any(changed)  # the learner trains
 
 
-def test_driver_logs_arena_and_evaluation(tmp_path, gated):
-    config, _ = gated
+def test_driver_logs_arena_and_evaluation(tmp_path, gated, train_run):
+    config, trainer = gated
     run = tmp_path / "run"
-    train(run, config, iterations=4)
+    train_run(run, config, iterations=4)
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     arena_rows = [r for r in rows if "arena/score" in r]
     assert [r["iteration"] for r in arena_rows] == [2, 4]
@@ -227,7 +221,7 @@ def test_driver_logs_arena_and_evaluation(tmp_path, gated):
     assert 0.0 <= eval_rows[0]["eval/vs_one_ply"] <= 1.0
     assert all("value_error" in r for r in rows)
 
-    abstract = jax.eval_shape(cached_trainer(config).init, jax.random.key(0))
+    abstract = jax.eval_shape(trainer.init, jax.random.key(0))
     with Checkpointer(run) as checkpointer:
         final, _ = checkpointer.restore(abstract, 4)
     same = [

@@ -1,4 +1,12 @@
-"""Elo ratings from match results: Bradley-Terry maximum likelihood, anchored at random = 0.
+"""Statistics of strength: intervals for scores and shares, and Elo from match results.
+
+* :func:`wilson_interval`: a 95% interval for a success rate (a score, draws as half wins).
+* :func:`paired_difference`: the difference of two rates on the same items (two players
+  on one position set) with Newcombe's paired interval.
+* :func:`false_positive_rate`: how often the gate promotes an equally strong learner.
+* :func:`fit_elo`: Bradley-Terry Elo ratings, anchored at random = 0.
+
+**Elo** (:func:`fit_elo`): Bradley-Terry maximum likelihood, anchored at random = 0.
 
 Model: player ``i`` scores against ``j`` with probability
 
@@ -27,6 +35,56 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
+
+
+def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a success rate ``wins / n`` (95% for z = 1.96).
+
+    ``wins`` may be fractional (draws as half wins). ``n = 0`` gives ``(0, 1)``.
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    p = wins / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def paired_difference(
+    first: np.ndarray, second: np.ndarray, z: float = 1.96
+) -> tuple[float, float, float]:
+    """Difference of two success rates measured on the same items, with its interval.
+
+    ``first`` and ``second`` are bool [N] outcomes item by item (e.g. two policies on one
+    position set). Returns (p1 - p2, low, high): Newcombe's (1998, method 10) interval,
+    built from each rate's Wilson interval and the correlation of the pairs, which is far
+    narrower than comparing two independent intervals when the items are shared.
+    """
+    first, second = np.asarray(first, bool), np.asarray(second, bool)
+    if first.shape != second.shape or first.ndim != 1:
+        raise ValueError(f"need two bool [N] outcomes, got {first.shape} and {second.shape}")
+    n = len(first)
+    if n == 0:
+        return 0.0, -1.0, 1.0
+    both, only1 = int((first & second).sum()), int((first & ~second).sum())
+    only2, neither = int((~first & second).sum()), int((~first & ~second).sum())
+    p1, p2 = (both + only1) / n, (both + only2) / n
+    l1, u1 = wilson_interval(both + only1, n, z)
+    l2, u2 = wilson_interval(both + only2, n, z)
+    margins = (both + only1) * (only2 + neither) * (both + only2) * (only1 + neither)
+    phi = (both * neither - only1 * only2) / math.sqrt(margins) if margins else 0.0
+    below = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    above = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return p1 - p2, max(-1.0, p1 - p2 - below), min(1.0, p1 - p2 + above)
+
+
+def false_positive_rate(num_games: int, threshold: float) -> float:
+    """P(promotion) of an equally strong learner whose games are independent fair coin
+    flips: ``P(X >= ceil(threshold * n))`` for ``X ~ Binomial(n, 1/2)``, exactly."""
+    need = math.ceil(threshold * num_games - 1e-9)
+    return sum(math.comb(num_games, k) for k in range(need, num_games + 1)) / 2.0**num_games
+
 
 ELO_PER_NAT = 400.0 / math.log(10.0)  # P = sigmoid(delta / ELO_PER_NAT)
 

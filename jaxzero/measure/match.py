@@ -1,0 +1,232 @@
+"""The match engine: two players, paired random openings, both colours, one compiled loop.
+
+    match = make_match(env, player_a, player_b, num_games=100, opening_plies=2)
+    result = match.result(params_a, params_b, key)     # MatchResult, A's point of view
+    outcome, a_seat = match(params_a, params_b, key)    # int32 [G] each, on device
+    outcome, a_seat, actions, final = match.recorded(params_a, params_b, key)
+
+``num_games / 2`` openings of ``opening_plies`` uniformly random plies are each played
+twice, A first in one game and second in the other, with the same env keys (so
+stochastic games see the same chance events); then the players take over until every
+game has ended, all in one ``lax.while_loop``. A game the opening ends counts with its
+result, in both colours.
+
+When both sides are the same :class:`~jaxzero.measure.players.SearchPlayer` (two
+networks of one architecture searching alike), one batched search serves both: tree
+``g`` evaluates every node with the network of the player to move at its root (both
+networks run on every node batch, each tree keeps its own's output), so the tree work is
+done once and the compiled function holds one search, not two. Otherwise every player is
+asked for every game at every move and each game takes its mover's answer.
+
+The match object owns its two compiled functions (plain and recording), each compiled on
+its first call, so a caller that never asks for the record pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs.core import Env, State
+from jaxzero.measure.opponents import sample_legal
+from jaxzero.measure.players import Player, SearchPlayer
+from jaxzero.measure.statistics import wilson_interval
+
+Array = jax.Array
+# (params_a, params_b, states [G], a_moves bool [G], key) -> int32 [G]: every game's move
+JointMove = Callable[[Any, Any, State, Array, Array], Array]
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchResult:
+    """Game counts from player A's point of view."""
+
+    wins: int
+    draws: int
+    losses: int
+    first: tuple[int, int, int]  # (wins, draws, losses) of the games where A moved first
+
+    @classmethod
+    def from_games(cls, outcome: Any, a_seat: Any) -> MatchResult:
+        """Count outcomes int [G] in {-1, 0, 1} (A's view) and A's seats int [G]."""
+        outcome, a_seat = np.asarray(jax.device_get(outcome)), np.asarray(jax.device_get(a_seat))
+        return cls(*_counts(outcome), _counts(outcome[a_seat == 0]))
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """(wins + draws / 2) / games."""
+        return (self.wins + 0.5 * self.draws) / max(self.games, 1)
+
+    def interval(self, z: float = 1.96) -> tuple[float, float]:
+        """Wilson interval of :attr:`score`."""
+        return wilson_interval(self.wins + 0.5 * self.draws, self.games, z)
+
+    def __str__(self) -> str:
+        lo, hi = self.interval()
+        return (
+            f"+{self.wins} ={self.draws} -{self.losses} of {self.games}: "
+            f"score {self.score:.3f} [{lo:.3f}, {hi:.3f}]"
+        )
+
+
+def _counts(outcome: np.ndarray) -> tuple[int, int, int]:
+    return int((outcome > 0).sum()), int((outcome == 0).sum()), int((outcome < 0).sum())
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Match:
+    """A compiled paired match (see the module docstring); build it with :func:`make_match`."""
+
+    env: Env
+    num_games: int
+    play: Callable[[Any, Any, Array], tuple[Array, Array]]
+    play_recorded: Callable[[Any, Any, Array], tuple[Array, Array, Array, State]]
+
+    def __call__(self, params_a: Any, params_b: Any, key: Array) -> tuple[Array, Array]:
+        """(outcome int32 [G] in {-1, 0, 1} from A's view, A's seat int32 [G])."""
+        return self.play(params_a, params_b, key)
+
+    def recorded(self, params_a: Any, params_b: Any, key: Array):
+        """The same games (same key, same moves) with every game's actions, int32 [G, L]
+        with L = ``env.max_steps`` (column ``t`` is the game's ``t``-th action, opening
+        plies included, -1 once it is over), and the final states [G]."""
+        return self.play_recorded(params_a, params_b, key)
+
+    def result(self, params_a: Any, params_b: Any, key: Array) -> MatchResult:
+        return MatchResult.from_games(*self.play(params_a, params_b, key))
+
+
+def make_match(
+    env: Env, player_a: Player, player_b: Player, num_games: int, opening_plies: int
+) -> Match:
+    """The match of ``num_games`` games (even) of A against B; see the module docstring."""
+    if num_games <= 0 or num_games % 2:
+        raise ValueError(f"num_games must be a positive even number, got {num_games}")
+    if opening_plies < 0:
+        raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
+    if isinstance(player_a, SearchPlayer) and player_a == player_b:
+        joint = _shared_search(player_a)
+    else:
+        joint = _each_asked(player_a, player_b)
+    games = functools.partial(_play, env, joint, num_games, opening_plies)
+    return Match(
+        env=env,
+        num_games=num_games,
+        play=jax.jit(functools.partial(games, record=False)),
+        play_recorded=jax.jit(functools.partial(games, record=True)),
+    )
+
+
+def _each_asked(player_a: Player, player_b: Player) -> JointMove:
+    def joint(params_a, params_b, states, a_moves, key):
+        k_a, k_b = jax.random.split(key)
+        return jnp.where(a_moves, player_a(params_a, states, k_a), player_b(params_b, states, k_b))
+
+    return joint
+
+
+def _shared_search(player: SearchPlayer) -> JointMove:
+    apply_fn = player.apply_fn
+
+    def paired_apply(variables, observation):
+        params_a, params_b, a_moves = variables
+        logits_a, value_a = apply_fn(params_a, observation)
+        logits_b, value_b = apply_fn(params_b, observation)
+        return (
+            jnp.where(a_moves[:, None], logits_a, logits_b),
+            jnp.where(a_moves, value_a, value_b),
+        )
+
+    both = player.replace(apply_fn=paired_apply)
+
+    def joint(params_a, params_b, states, a_moves, key):
+        return both((params_a, params_b, a_moves), states, key)
+
+    return joint
+
+
+def _play(
+    env: Env, joint: JointMove, num_games: int, opening_plies: int, params_a, params_b, key, record
+):
+    """The games of :func:`make_match`: (outcome, a_seat) or, recording, also the actions
+    and final states. ``record`` is a Python-level choice, fixed at trace time."""
+    pairs = num_games // 2
+    a_seat = jnp.repeat(jnp.arange(2, dtype=jnp.int32), pairs)  # int32 [G]
+
+    def both(x: Array) -> Array:
+        return jnp.concatenate([x, x])  # [P, ...] -> [G, ...]: the same for both seats
+
+    def step(states: State, actions: Array, key: Array) -> tuple[State, Array]:
+        states = jax.vmap(env.step)(states, actions, both(jax.random.split(key, pairs)))
+        return states, jnp.take_along_axis(states.rewards, a_seat[:, None], 1)[:, 0]
+
+    def write(log: Array | None, t: Array, states: State, actions: Array) -> Array | None:
+        """The record with column ``t`` set to the actions of the games still on."""
+        if log is None:
+            return None
+        live = ~(states.terminated | states.truncated)
+        return log.at[:, t].set(jnp.where(live, actions, -1), mode="drop")
+
+    def opening(carry, x):
+        states, returns, log = carry
+        t, k = x
+        k_act, k_step = jax.random.split(k)
+        mask = states.legal_action_mask[:pairs]
+        actions = both(jax.vmap(sample_legal)(jax.random.split(k_act, pairs), mask))
+        log = write(log, t, states, actions)
+        states, reward = step(states, actions, k_step)
+        return (states, returns + reward, log), None
+
+    def unfinished(carry) -> Array:
+        return ~(carry[0].terminated | carry[0].truncated).all()
+
+    def move(carry):
+        states, returns, k, t, log = carry
+        k, k_move, k_step = jax.random.split(k, 3)
+        actions = joint(params_a, params_b, states, states.current_player == a_seat, k_move)
+        log = write(log, t, states, actions)
+        states, reward = step(states, actions, k_step)
+        return states, returns + reward, k, None if t is None else t + 1, log
+
+    k_init, k_open, k_play = jax.random.split(key, 3)
+    states = jax.vmap(env.init)(both(jax.random.split(k_init, pairs)))
+    returns = jnp.zeros(num_games, jnp.float32)  # A's total reward [G]
+    log = jnp.full((num_games, env.max_steps), -1, jnp.int32) if record else None
+    # Step counters exist only when recording, so the plain match compiles as it always did.
+    plies = jnp.arange(opening_plies, dtype=jnp.int32) if record else None
+    (states, returns, log), _ = jax.lax.scan(
+        opening, (states, returns, log), (plies, jax.random.split(k_open, opening_plies))
+    )
+    t0 = jnp.int32(opening_plies) if record else None
+    states, returns, _, _, log = jax.lax.while_loop(
+        unfinished, move, (states, returns, k_play, t0, log)
+    )
+    outcome = jnp.sign(returns).astype(jnp.int32)
+    return (outcome, a_seat, log, states) if record else (outcome, a_seat)
+
+
+def play_match(
+    env: Env,
+    player_a: Player,
+    player_b: Player,
+    num_games: int,
+    key: Array,
+    *,
+    opening_plies: int = 2,
+    params_a: Any = None,
+    params_b: Any = None,
+) -> MatchResult:
+    """One match, compiled for this call alone: ``make_match(...).result(...)``. Keep the
+    :class:`Match` of :func:`make_match` instead to play the same match more than once."""
+    match = make_match(env, player_a, player_b, num_games, opening_plies)
+    return match.result(params_a, params_b, key)

@@ -1,0 +1,251 @@
+"""The driver's hooks: each gets its turn after every iteration, and none reaches into another.
+
+    step = Step(iteration, state, metrics, moves, clock)     # what an iteration produced
+    for hook in hooks:
+        hook(step)                                           # may replace step.state
+    ...
+    for hook in hooks:
+        hook.close(step)                                     # the run stops
+
+A hook is any callable taking a :class:`Step`; ``start(state)`` and ``close(step)`` are
+optional. What one hook leaves for later ones is on the step: the host row of a logging
+iteration (:class:`MetricsRow`), the checks' results (:class:`GateHook`,
+:class:`EvaluationHook`), and :meth:`Step.record`, the row the writers write. The
+checks' time is kept out of the throughput figure (:class:`Clock`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import jax
+import numpy as np
+
+from jaxzero.measure.evaluation import Evaluation
+from jaxzero.measure.gate import Gate, copy_variables
+from jaxzero.run.checkpoint import Checkpointer
+
+Array = jax.Array
+ARENA_STREAM, EVAL_STREAM = 1, 2  # key streams of the checks, apart from the training key
+
+
+@dataclasses.dataclass
+class Clock:
+    """Wall time of this invocation, and the seconds spent in checks (not self-play)."""
+
+    start: float = dataclasses.field(default_factory=time.monotonic)
+    checking: float = 0.0  # seconds inside checks so far
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    @contextlib.contextmanager
+    def check(self, state: Any) -> Iterator[None]:
+        """Time a check; the device finishes the iteration first, so the time is the check's."""
+        jax.block_until_ready(state)
+        begin = time.monotonic()
+        try:
+            yield
+        finally:
+            self.checking += time.monotonic() - begin
+
+
+@dataclasses.dataclass
+class Step:
+    """One iteration as the hooks see it."""
+
+    iteration: int  # iterations completed, this one included
+    state: Any  # TrainState; the gate may replace it
+    metrics: dict[str, Array]  # device scalars of the iteration
+    moves: dict[str, Array]  # the iteration's self-play moves [T, B]
+    clock: Clock
+    row: dict[str, float] = dataclasses.field(default_factory=dict)  # a logging iteration's
+    checks: dict[str, float] = dataclasses.field(default_factory=dict)  # the checks' metrics
+    stop: bool = False  # a hook sets it to end the run after this iteration (saved as usual)
+
+    def record(self) -> dict[str, float]:
+        """The row to write: the logged row with the checks, or the checks alone with the
+        iteration and time; {} when there is nothing to write."""
+        if self.row:
+            return self.row | self.checks
+        if self.checks:
+            return {"iteration": self.iteration, "elapsed": self.clock.elapsed()} | self.checks
+        return {}
+
+
+class Hook(Protocol):
+    def __call__(self, step: Step) -> None: ...
+
+
+def start(hooks: list[Any], state: Any) -> None:
+    for hook in hooks:
+        if hasattr(hook, "start"):
+            hook.start(state)
+
+
+def close(hooks: list[Any], step: Step) -> None:
+    for hook in hooks:
+        if hasattr(hook, "close"):
+            hook.close(step)
+
+
+def check_key(seed: int, stream: int, iteration: int) -> Array:
+    """The key of a check at ``iteration``: the same for a resumed run as for a straight one."""
+    return jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), stream), iteration)
+
+
+def _to_host(metrics: dict[str, Any]) -> dict[str, float]:
+    return {name: float(np.asarray(value)) for name, value in jax.device_get(metrics).items()}
+
+
+@dataclasses.dataclass
+class MetricsRow:
+    """Every ``every`` iterations: the row of metrics, time and self-play throughput
+    (positions per second since the last row, the checks' time excluded)."""
+
+    every: int
+    positions_per_iteration: int
+    _since: int = 0  # iterations since the last row
+    _mark: tuple[float, float] | None = None  # (time, checking seconds) at the last row
+
+    def __call__(self, step: Step) -> None:
+        self._since += 1
+        if self._mark is None:
+            self._mark = (step.clock.start, 0.0)
+        if step.iteration % self.every:
+            return
+        row = {"iteration": step.iteration, "elapsed": step.clock.elapsed()}
+        row |= _to_host(step.metrics)  # waits for the device: time after it
+        now = time.monotonic()
+        seconds = now - self._mark[0] - (step.clock.checking - self._mark[1])
+        row["positions_per_second"] = (
+            self._since * self.positions_per_iteration / max(seconds, 1e-9)
+        )
+        step.row = row
+        self._since, self._mark = 0, (now, step.clock.checking)
+
+
+@dataclasses.dataclass
+class GateHook:
+    """Every ``gate.config.every`` iterations the learner plays the best, which it
+    replaces when the gate promotes it; logs ``arena/score``, ``arena/games`` and
+    ``arena/promoted``. Keys come from the seed and the iteration, so a resumed run
+    replays its matches exactly."""
+
+    gate: Gate
+    seed: int
+
+    def __call__(self, step: Step) -> None:
+        if step.iteration % self.gate.config.every:
+            return
+        key = check_key(self.seed, ARENA_STREAM, step.iteration)
+        with step.clock.check(step.state):
+            state = step.state
+            verdict = self.gate(state.params, state.best_params, key)
+            if verdict.promoted:
+                step.state = state.replace(best_params=copy_variables(state.params))
+        step.checks |= verdict.metrics()
+
+
+@dataclasses.dataclass
+class EvaluationHook:
+    """Every ``every`` iterations the playing network against the fixed opponents:
+    ``eval/vs_NAME`` (score) and ``eval/vs_NAME_wins`` (win rate)."""
+
+    evaluation: Evaluation
+    every: int
+    seed: int
+
+    def __call__(self, step: Step) -> None:
+        if step.iteration % self.every:
+            return
+        key = check_key(self.seed, EVAL_STREAM, step.iteration)
+        with step.clock.check(step.state):
+            results = self.evaluation(step.state.best_params, key)
+        step.checks |= self.evaluation.metrics(results)
+
+
+@dataclasses.dataclass
+class JsonlWriter:
+    """Appends each row to ``metrics.jsonl`` (flushed, so a crash loses no written row)."""
+
+    path: Path
+    _file: Any = None
+
+    def __call__(self, step: Step) -> None:
+        row = step.record()
+        if not row:
+            return
+        if self._file is None:
+            self._file = open(self.path, "a")  # noqa: SIM115 (closed by close())
+        self._file.write(json.dumps(row) + "\n")
+        self._file.flush()
+
+    def close(self, step: Step | None) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+@dataclasses.dataclass
+class TensorBoardWriter:
+    """Every row's values as TensorBoard scalars under ``directory``."""
+
+    directory: Path
+    _writer: Any = None
+
+    def __call__(self, step: Step) -> None:
+        row = step.record()
+        if not row:
+            return
+        if self._writer is None:
+            from tensorboardX import SummaryWriter  # heavy import, kept off `import jaxzero`
+
+            self._writer = SummaryWriter(str(self.directory))
+        for name, value in row.items():
+            if name != "iteration":
+                self._writer.add_scalar(name, value, step.iteration)
+
+    def close(self, step: Step | None) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+@dataclasses.dataclass
+class Progress:
+    """Calls ``on_log`` with the latest metrics after every written row (the logged row,
+    updated by later check-only rows); ``last`` is what it last passed."""
+
+    on_log: Callable[[dict[str, float]], None] | None = None
+    last: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def __call__(self, step: Step) -> None:
+        row = step.record()
+        if not row:
+            return
+        self.last = row if step.row else self.last | row
+        if self.on_log is not None:
+            self.on_log(self.last)
+
+
+@dataclasses.dataclass
+class CheckpointHook:
+    """Saves the whole TrainState every ``every`` iterations, and when the run stops."""
+
+    checkpointer: Checkpointer
+    every: int
+    config: dict[str, Any]  # written beside each checkpoint
+
+    def __call__(self, step: Step) -> None:
+        if step.iteration % self.every == 0:
+            self.checkpointer.save(step.iteration, step.state, self.config)
+
+    def close(self, step: Step) -> None:
+        if self.checkpointer.latest_step() != step.iteration:
+            self.checkpointer.save(step.iteration, step.state, self.config)
+        self.checkpointer.close()

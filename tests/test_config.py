@@ -1,0 +1,68 @@
+"""Configs check themselves when built, and old run directories' configs still read."""
+
+import pytest
+
+from jaxzero.core import config as config_lib
+from jaxzero.core.presets import PRESETS, get_preset
+
+OLD_LAYOUT = {  # a config.json as runs before the evaluation and gate sections wrote it
+    "game": "connect_four",
+    "search": {"kind": "puct", "num_simulations": 8, "eval_simulations": 96,
+               "average_symmetries": True},
+    "train": {"iterations": 50, "log_every": 5, "checkpoint_every": 25, "keep_every": 100,
+              "num_devices": 1},
+    "arena": {"enabled": True, "every": 10, "num_games": 40, "threshold": 0.6,
+              "opening_plies": 3, "simulations": 0, "eval_every": 25, "eval_games": 50},
+    "seed": 4,
+}  # fmt: skip
+
+
+def test_a_config_of_the_old_layout_reads_in_the_new_one():
+    config = config_lib.config_from_dict(OLD_LAYOUT)
+    assert config.search.kind == "puct" and config.search.num_simulations == 8
+    assert config.evaluation == config_lib.EvaluationConfig(
+        simulations=96, average_symmetries=True, opening_plies=3, every=25, games=50
+    )
+    assert config.gate == config_lib.GateConfig(enabled=True, every=10, num_games=40, threshold=0.6)
+    assert config.num_devices == 1 and config.seed == 4 and config.train.iterations == 50
+    # arena.simulations, when set, was the gate's and the evaluation's count
+    set_ = OLD_LAYOUT | {"arena": OLD_LAYOUT["arena"] | {"simulations": 32}}
+    assert config_lib.config_from_dict(set_).evaluation.simulations == 32
+
+
+def test_presets_name_their_game_and_round_trip():
+    for name, preset in PRESETS.items():
+        assert preset.game == name
+        assert config_lib.config_from_dict(config_lib.config_to_dict(preset)) == preset
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("gate.num_games", 7, "gate.num_games must be an even number >= 2, got 7"),
+        ("gate.threshold", 0.5, "gate.threshold must be in (0.5, 1], got 0.5"),
+        ("evaluation.simulations", 0, "evaluation.simulations must be >= 1, got 0"),
+        ("evaluation.games", 3, "evaluation.games must be an even number >= 2"),
+        ("search.kind", "mcts", "search.kind: expected one of gumbel, puct, got 'mcts'"),
+        ("network.kind", "cnn", "network.kind: expected one of auto, resnet, mlp"),
+        ("optim.schedule", "linear", "optim.schedule: expected one of constant, cosine"),
+        ("replay.min_size", 10**9, "replay.min_size must be between 0 and replay.capacity"),
+        ("train.keep_every", 7, "make it a multiple of"),
+        ("selfplay.discount", 1.5, "selfplay.discount must be in (0, 1]"),
+        ("num_devices", -1, "num_devices must be >= 0"),
+    ],
+)
+def test_a_bad_setting_names_its_key_when_the_config_is_built(key, value, message):
+    with pytest.raises(ValueError) as error:
+        config_lib.apply_overrides(get_preset("tic_tac_toe"), {key: value})
+    assert message in str(error.value)
+
+
+def test_a_section_is_checked_once_with_all_its_changes():
+    """keep_every must divide checkpoint_every: changing both at once is fine."""
+    changed = config_lib.apply_overrides(
+        get_preset("tic_tac_toe"), {"train.checkpoint_every": 3, "train.keep_every": 30}
+    )
+    assert changed.train.checkpoint_every == 3 and changed.train.keep_every == 30
+    with pytest.raises(ValueError, match="unknown config key 'search.eval_simulations'"):
+        config_lib.apply_overrides(changed, {"search.eval_simulations": 8})
