@@ -11,9 +11,8 @@
    a low and a medium self-play budget, for the same training time and several seeds; the
    raw network's optimal share is recorded against training time and positions generated.
    Each run is the library's driver (:func:`jaxzero.run.driver.train`) with a measuring
-   hook, :class:`ShareProbe`: its measurements are check time (``step.clock.check``), it
-   keeps the training clock (wall time less checks and the first, compiling iteration)
-   and ends the run when that is spent, as the driver's ``seconds`` budget counts both.
+   hook, :class:`ShareProbe`, that keeps the training clock (wall time less its checks
+   and the first, compiling iteration) and stops the run (``step.stop``) when it is spent.
    ``--jobs N`` runs N at a time, each process pinned to its own CPUs (experiments.runner).
 
 Output (``--out``): ``policy_improvement.csv``, ``optimal_share.csv``,
@@ -144,19 +143,15 @@ def make_checkpoint(game: str, tier: Tier, root: Path, log=print) -> Path:
 class ShareProbe:
     """A driver hook: the raw policy's optimal share at the start and after each ``seconds /
     evals`` of training time (the wall time less checks, these included, and the first
-    iteration, its compilation); after the last it ends the run."""
+    iteration, its compilation); after the last it ends the run. ``judge`` is the
+    (player, SolvedPositions) pair that measures, shared by every run of one study."""
 
     config: Config
     seconds: float
     evals: int
+    judge: tuple[RawPolicyPlayer, SolvedPositions]
     rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     _zero: float | None = None  # the training clock's zero: the end of the first iteration
-
-    def __post_init__(self) -> None:
-        env = envs.make(self.config.game)
-        network = networks.make_network(self.config.network, env)
-        self.player = RawPolicyPlayer(networks.make_apply_fn(network))
-        self.probe = SolvedPositions(env)  # both kept: each compiles once
 
     def start(self, state) -> None:
         self._measure(state, 0.0)
@@ -171,19 +166,30 @@ class ShareProbe:
         step.stop = len(self.rows) > self.evals  # the driver saves the run as it ends
 
     def _measure(self, state, wall: float) -> None:
-        config, quality = self.config, self.probe.quality(self.player, state.params)
+        player, positions = self.judge
+        config, quality = self.config, positions.quality(player, state.params)
         values = (config.game, config.search.kind, config.search.num_simulations, config.seed)
         values += (int(state.iteration), wall, int(state.positions_written))  # columns 1-7
         self.rows.append(dict(zip(report.TRAINING_COLUMNS, values, strict=False)))
         self.rows[-1] |= report.share(quality)
 
 
-def training_run(tier: Tier, kind: str, n: int, seed: int, run_dir: Path, log=print) -> list:
+def make_judge(config: Config) -> tuple[RawPolicyPlayer, SolvedPositions]:
+    """The raw network of ``config`` as a player and its game's solved positions (kept)."""
+    env = envs.make(config.game)
+    network = networks.make_network(config.network, env)
+    return RawPolicyPlayer(networks.make_apply_fn(network)), SolvedPositions(env)
+
+
+def training_run(
+    tier: Tier, kind: str, n: int, seed: int, run_dir: Path, log=print, judge=None
+) -> list:
     """Train ``tier``'s preset with ``kind``(n) from seed ``seed`` for ``tier.train_seconds``
     into the run ``run_dir`` (replaced), measured by a :class:`ShareProbe`; its rows."""
     arm = {"search.kind": kind, "search.num_simulations": n, "seed": seed} | _TIMED
     config = apply_overrides(get_preset(tier.train_game), tier.train_overrides | arm)
-    probe = ShareProbe(config, tier.train_seconds, tier.train_evals)
+    judge = make_judge(config) if judge is None else judge
+    probe = ShareProbe(config, tier.train_seconds, tier.train_evals, judge)
     train(run_dir, config, iterations=2**31 - 1, force=True, hooks=[probe])  # the probe stops it
     last, search = probe.rows[-1], config.search
     log(f"  {search.kind}({search.num_simulations}) seed {seed}: {last['iteration']} iterations,"
@@ -203,7 +209,8 @@ def training_study(tier_name: str, tier: Tier, jobs: int, out: Path, log=print) 
     dirs = [out / "training_runs" / f"{kind}-{n}-{seed}" for kind, n, seed in arms]
     if jobs == 1:
         runs = zip(arms, dirs, strict=True)
-        return [row for (k, n, s), d in runs for row in training_run(tier, k, n, s, d, log)]
+        judge = make_judge(apply_overrides(get_preset(tier.train_game), tier.train_overrides))
+        return [row for (k, n, s), d in runs for row in training_run(tier, k, n, s, d, log, judge)]
     flags = [] if tier_name == "full" else [f"--{tier_name}"]
     flags += ["--train-seconds", str(tier.train_seconds)]
     commands = []

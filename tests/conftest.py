@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import envs
 from jaxzero.core.config import Config, apply_overrides
 from jaxzero.core.loop import Trainer, make_trainer
 from jaxzero.core.presets import PRESETS
@@ -61,6 +62,16 @@ class Trainers:
 @pytest.fixture(scope="session")
 def trainers() -> Trainers:
     return Trainers()
+
+
+@pytest.fixture(scope="session")
+def ttt():
+    return envs.make("tic_tac_toe")
+
+
+@pytest.fixture(scope="session")
+def c4_env():
+    return envs.make("connect_four")
 
 
 @pytest.fixture(scope="session")

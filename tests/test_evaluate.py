@@ -5,23 +5,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import envs
 from jaxzero.measure import opponents
 from jaxzero.measure.games import position_set
 from jaxzero.measure.match import play_match
 from jaxzero.measure.positions import optimal_move_share, states_from_moves
 from jaxzero.measure.solvers import connect_four as c4
 from jaxzero.measure.statistics import paired_difference, wilson_interval
-
-
-@pytest.fixture(scope="module")
-def ttt():
-    return envs.make("tic_tac_toe")
-
-
-@pytest.fixture(scope="module")
-def c4_env():
-    return envs.make("connect_four")
 
 
 def hashed_policy(env):

@@ -119,3 +119,21 @@ def test_the_check_keys_depend_on_seed_stream_and_iteration_only():
     assert jnp.array_equal(data(0, hooks.ARENA_STREAM, 5), data(0, hooks.ARENA_STREAM, 5))
     assert not jnp.array_equal(data(0, hooks.ARENA_STREAM, 5), data(0, hooks.EVAL_STREAM, 5))
     assert not jnp.array_equal(data(0, hooks.ARENA_STREAM, 5), data(1, hooks.ARENA_STREAM, 5))
+
+
+def test_the_budget_stops_at_its_iteration_count_or_its_time():
+    from jaxzero.run.driver import Budget
+
+    by_count = Budget(seconds=None, iterations=3)
+    for iteration, stop in ((2, False), (3, True)):
+        step = _step(iteration)
+        by_count(step)
+        assert step.stop == stop
+    late = hooks.Clock(start=0.0)  # started at the epoch of the monotonic clock: long ago
+    step = _step(1, clock=late)
+    Budget(seconds=10.0, iterations=None)(step)
+    assert step.stop
+    step = _step(1)
+    step.stop = True  # another hook's stop stands
+    Budget(seconds=None, iterations=None)(step)
+    assert step.stop

@@ -6,23 +6,12 @@ import jax
 import numpy as np
 import pytest
 
-import envs
 from jaxzero.measure import opponents
 from jaxzero.measure.match import play_match
 from jaxzero.measure.positions import states_from_moves
 from jaxzero.measure.solvers import connect_four as c4
 
 REPEATS = 32  # each position is asked this many times, with different keys
-
-
-@pytest.fixture(scope="module")
-def ttt():
-    return envs.make("tic_tac_toe")
-
-
-@pytest.fixture(scope="module")
-def c4_env():
-    return envs.make("connect_four")
 
 
 def decide(env, player, positions, seed=0):

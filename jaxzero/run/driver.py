@@ -15,7 +15,9 @@ then every hook in turn (:mod:`jaxzero.run.hooks`):
 * a checkpoint every ``train.checkpoint_every`` iterations and when the run stops (time
   or iteration budget reached, Ctrl-C or SIGTERM);
 * any ``hooks`` the caller adds, e.g. the Go self-play recorder
-  (``jaxzero.go.records.SelfPlayRecorder``) of ``jaxzero train go_6x6 --sgf DIR``.
+  (``jaxzero.go.records.SelfPlayRecorder``) of ``jaxzero train go_6x6 --sgf DIR``;
+* last, the stop hook (:class:`Budget`: iterations or seconds, one clock for all hosts);
+  any hook may end the run by setting ``step.stop``.
 
 A run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` and ``checkpoints/``.
 A directory that already holds a run is never overwritten: resume it, or start over
@@ -121,19 +123,20 @@ def _stop_on_sigterm() -> Iterator[None]:
 
 @dataclasses.dataclass(frozen=True)
 class Budget:
-    """When to stop: the run reaches ``iterations`` in total, or ``seconds`` pass. With
+    """The stop hook: the run reaches ``iterations`` in total, or ``seconds`` pass. With
     several processes, process 0's clock decides for everyone (a broadcast)."""
 
     seconds: float | None
     iterations: int | None
 
-    def spent(self, iteration: int, clock: hooks_lib.Clock) -> bool:
-        if self.iterations is not None and iteration >= self.iterations:
-            return True
-        stop = self.seconds is not None and clock.elapsed() >= self.seconds
+    def __call__(self, step: hooks_lib.Step) -> None:
+        if self.iterations is not None and step.iteration >= self.iterations:
+            step.stop = True
+            return
+        stop = self.seconds is not None and step.clock.elapsed() >= self.seconds
         if jax.process_count() > 1:
             stop = bool(multihost_utils.broadcast_one_to_all(np.bool_(stop)))
-        return stop
+        step.stop = step.stop or stop
 
 
 def standard_hooks(
@@ -228,14 +231,15 @@ def train(
     saving = hooks_lib.CheckpointHook(
         checkpointer, config.train.checkpoint_every, config_to_dict(config)
     )
-    turns = [*standard_hooks(config, trainer, run_dir, on_log), saving, *hooks]
+    turns = [*standard_hooks(config, trainer, run_dir, on_log), saving, *hooks, budget]
     hooks_lib.start(turns, state)
     clock = hooks_lib.Clock()
     step = hooks_lib.Step(int(state.iteration), state, {}, {}, clock)
+    budget(step)  # a run already at its budget trains nothing
     interrupted = False
     try:
         with _stop_on_sigterm():
-            while not (step.stop or budget.spent(step.iteration, clock)):
+            while not step.stop:
                 state, metrics, moves = trainer.iteration(step.state)
                 step = hooks_lib.Step(step.iteration + 1, state, metrics, moves, clock)
                 for hook in turns:
