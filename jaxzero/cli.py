@@ -98,10 +98,13 @@ def train(
     from jaxzero.run.driver import train as run_training
 
     args = list(args or [])
-    game = args.pop(0) if args and "=" not in args[0] else DEFAULT_GAME
+    named = bool(args) and "=" not in args[0]
+    game = args.pop(0) if named else DEFAULT_GAME
     run_dir = out if out is not None else Path("runs") / game
     try:
         config = _train_config(game, args, seconds, iterations, resume)
+        if resume and named:
+            _check_resumed_game(run_dir, game)
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
     except (UsageError, RunDirError, ValueError) as error:
         _fail(str(error))
@@ -144,6 +147,17 @@ def _train_config(game, overrides, seconds, iterations, resume):
             raise UsageError("overrides cannot change a run being resumed; drop them")
         return None
     return config_lib.apply_overrides(presets.get_preset(game), parsed)
+
+
+def _check_resumed_game(run_dir: Path, game: str) -> None:
+    """UsageError when ``jaxzero train GAME --resume`` names another game than the run's."""
+    from jaxzero.run.driver import holds_run, load_run_config
+
+    if holds_run(run_dir) and (held := load_run_config(run_dir).game) != game:
+        raise UsageError(
+            f"{run_dir} holds a {held} run, not {game}: drop the game to resume it "
+            f"(jaxzero train --resume --out {run_dir})"
+        )
 
 
 def _sgf_hooks(sgf: Path, config, run_dir: Path) -> list:

@@ -120,3 +120,17 @@ def test_full_games_against_gnugo(go_run):
     finally:
         agent.close()
         gnu.close()
+
+
+def test_undo_takes_back_the_pass_inserted_for_an_out_of_turn_move(engine):
+    """`play w c3` on an empty board inserts a pass for Black; `undo` removes both, so
+    Black is to move again on an empty board (issue 18, item 6)."""
+    replies = _session(engine, "clear_board\nplay w c3\nundo\nplay b d4\ngenmove w\nundo\nquit\n")
+    assert replies[:4] == ["=", "=", "=", "="]
+    assert replies[4].startswith("= ") and replies[5] == "="
+    assert len(engine.history) == 2 and int(engine.state.current_player) == 1  # after b d4
+
+
+def test_komi_must_be_a_finite_number(engine):
+    replies = _session(engine, "komi nan\nkomi inf\nkomi -inf\nkomi 3.5\nquit\n")
+    assert replies[:3] == ["? komi must be a finite number"] * 3 and replies[3] == "="

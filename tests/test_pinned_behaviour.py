@@ -76,7 +76,8 @@ def test_fixed_player_matches_give_the_pinned_counts():
         result = play_match(env, one_ply, random, 40, jax.random.key(3))
         counts = [result.wins, result.draws, result.losses, list(result.first)]
         assert counts == PINNED["matches"][f"{game}/one_ply_vs_random"]
-        mcts = make_opponent("pure_mcts", env, num_simulations=16)
-        result = play_match(env, mcts, one_ply, 10, jax.random.key(4))
-        counts = [result.wins, result.draws, result.losses, list(result.first)]
-        assert counts == PINNED["matches"][f"{game}/pure_mcts_vs_one_ply"]
+    env = envs.make("tic_tac_toe")  # a search opponent too (Connect Four's rollouts: slow)
+    mcts = make_opponent("pure_mcts", env, num_simulations=16)
+    result = play_match(env, mcts, make_opponent("one_ply", env), 10, jax.random.key(4))
+    counts = [result.wins, result.draws, result.losses, list(result.first)]
+    assert counts == PINNED["matches"]["tic_tac_toe/pure_mcts_vs_one_ply"]

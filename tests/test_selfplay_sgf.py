@@ -8,6 +8,7 @@ from conftest import tiny_config
 import envs
 from jaxzero.go.records import SelfPlayRecorder
 from jaxzero.go.sgf import read_sgf
+from jaxzero.measure.positions import make_replayer
 
 
 def _games_finished(run):
@@ -23,7 +24,8 @@ def test_train_writes_every_finished_go_game_and_resume_continues(tmp_path, trai
     )  # fmt: skip
     run, sgf = tmp_path / "run", tmp_path / "sgf"
     env = envs.make("go_6x6")
-    train_run(run, config, iterations=4, hooks=[SelfPlayRecorder(env, sgf)])
+    replay = make_replayer(env)  # one compiled replay for both recorders
+    train_run(run, config, iterations=4, hooks=[SelfPlayRecorder(env, sgf, replay=replay)])
     first = sorted(sgf.glob("selfplay_*.sgf"))
     # A fresh run records every game from its first move: one file per finished game.
     assert len(first) == _games_finished(run) > 0
@@ -33,7 +35,8 @@ def test_train_writes_every_finished_go_game_and_resume_continues(tmp_path, trai
         assert 0 < len(record.moves) <= 2 * 6 * 6
         assert record.result  # B+..., W+..., or Void at the move cap
 
-    train_run(run, None, iterations=6, resume=True, hooks=[SelfPlayRecorder(env, sgf)])
+    resumed = SelfPlayRecorder(env, sgf, replay=replay)
+    train_run(run, None, iterations=6, resume=True, hooks=[resumed])
     after = sorted(sgf.glob("selfplay_*.sgf"))
     # Games under way at the resume are skipped (their first moves were not seen), so the
     # new files are at most the games finished since; numbering continues, nothing is

@@ -16,6 +16,7 @@ benchmark code: ``benchmarks/gtp_referee.py``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TextIO
@@ -75,6 +76,7 @@ class GtpEngine:
         self.resign_threshold = resign_threshold
         self.key = jax.random.key(seed)
         self.history: list[GoState] = []
+        self.inserted: list[bool] = []  # per history entry: a pass the engine inserted
         self.clear_board()
 
     @property
@@ -88,6 +90,7 @@ class GtpEngine:
     # ------------------------------------------------------------------ commands
     def clear_board(self) -> str:
         self.history = [self.env.init(jax.random.key(0))]
+        self.inserted = [False]
         return ""
 
     def boardsize(self, text: str) -> str:
@@ -104,14 +107,17 @@ class GtpEngine:
             komi = float(text)
         except ValueError:
             raise GtpError("komi not a float") from None
+        if not math.isfinite(komi):
+            raise GtpError("komi must be a finite number")
         if komi != self.env.komi:
             env = Go(self.env.size, komi=komi, history=self.env.history)
             self.agent = self.agent.with_env(env)
             self.player = self.player.replace(env=env)
         return ""
 
-    def _step(self, action: int) -> None:
+    def _step(self, action: int, inserted: bool = False) -> None:
         self.history.append(self.env.step(self.state, jnp.int32(action)))
+        self.inserted.append(inserted)
 
     def _to_move(self, colour: int) -> None:
         """Make ``colour`` the player to move, passing for the other colour if needed."""
@@ -120,7 +126,7 @@ class GtpEngine:
         if int(self.state.current_player) != colour:
             if int(self.state.passes) > 0:
                 raise GtpError("out of turn: a pass for the other colour would end the game")
-            self._step(self.env.size**2)
+            self._step(self.env.size**2, inserted=True)
 
     def play(self, colour_text: str, vertex: str) -> str:
         colour = _colour(colour_text)
@@ -131,7 +137,7 @@ class GtpEngine:
         before = len(self.history)
         self._to_move(colour)
         if not bool(self.state.legal_action_mask[action]):
-            del self.history[before:]
+            del self.history[before:], self.inserted[before:]
             raise GtpError("illegal move")
         self._step(action)
         return ""
@@ -151,9 +157,13 @@ class GtpEngine:
         return action_to_gtp(action, self.env.size)
 
     def undo(self) -> str:
+        """Take back the last move, and the pass the engine inserted before it, if any
+        (so that the same colour is to move again)."""
         if len(self.history) == 1:
             raise GtpError("cannot undo")
-        self.history.pop()
+        self.history.pop(), self.inserted.pop()
+        if self.inserted[-1]:
+            self.history.pop(), self.inserted.pop()
         return ""
 
     def showboard(self) -> str:

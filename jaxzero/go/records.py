@@ -163,7 +163,8 @@ class SelfPlayRecorder:
     ``selfplay_*.sgf`` already in ``out_dir`` (games are numbered from 1 in the order
     they finish, slot order within one move), so a resumed run never overwrites.
 
-    ``names`` are the players' names (Black, White) written as ``PB``/``PW``.
+    ``names`` are the players' names (Black, White) written as ``PB``/``PW``; ``replay``
+    a ``make_replayer(env)`` to share between recorders (one compilation).
 
     As a driver hook (``jaxzero.run.driver.train(hooks=[recorder])``) it takes each
     iteration's moves, and reads ``fresh`` off the state it starts from (iteration 0:
@@ -177,6 +178,7 @@ class SelfPlayRecorder:
         *,
         names: tuple[str, str] = ("jaxzero", "jaxzero"),
         fresh: bool = True,
+        replay: Callable | None = None,
     ):
         self.env = require_go(env, "self-play SGF records")
         self.out_dir = Path(out_dir)
@@ -188,7 +190,7 @@ class SelfPlayRecorder:
         self._seen: np.ndarray | None = None  # bool [B]: the slot's current game is whole
         taken = [int(m.group(1)) for p in self.out_dir.iterdir() if (m := _NUMBER.match(p.name))]
         self._next = max(taken, default=0) + 1
-        self._replay = make_replayer(env)
+        self._replay = make_replayer(env) if replay is None else replay  # kept: compiles once
 
     def start(self, state: Any) -> None:
         """Hook: the run starts from ``state`` (a TrainState): fresh games iff iteration 0."""

@@ -33,13 +33,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import json
+import os
 import shutil
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import jax
 import numpy as np
@@ -56,6 +58,7 @@ from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
+LOCK_FILE = ".lock"  # held (flock) by the one process writing the run
 
 
 class RunDirError(RuntimeError):
@@ -79,7 +82,13 @@ def load_run_config(run_dir: str | Path) -> Config:
     path = Path(run_dir) / CONFIG_FILE
     if not path.exists():
         raise RunDirError(f"{run_dir} holds no run ({CONFIG_FILE} missing)")
-    return config_from_dict(json.loads(path.read_text()))
+    try:
+        return config_from_dict(json.loads(path.read_text()))
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as error:
+        raise RunDirError(
+            f"{path} is not a readable config ({error}); restore it from "
+            f"{Path(run_dir) / 'checkpoints'}/N/config, or start a new run"
+        ) from None
 
 
 def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force: bool) -> Config:
@@ -97,10 +106,38 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
                 f"{run_dir} already holds a run: add --resume to continue it, --force to "
                 f"start over (deletes it), or --out DIR for a new one"
             )
-        shutil.rmtree(run_dir)
+        for child in run_dir.iterdir():  # all but the lock this process holds
+            if child.name != LOCK_FILE:
+                if child.is_dir():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / CONFIG_FILE).write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
     return config
+
+
+def lock_run_dir(run_dir: Path) -> IO[str]:
+    """Take ``RUN/.lock`` for this process: an OS file lock (flock) held until the returned
+    file is closed or the process ends, however it ends, so a killed run needs no manual
+    unlocking. RunDirError naming the holder's PID when another process holds it."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = open(run_dir / LOCK_FILE, "a+")  # noqa: SIM115 (the caller closes it)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or "unknown"
+        lock.close()
+        raise RunDirError(
+            f"{run_dir} is being written by another jaxzero process (pid {holder}); wait for "
+            "it to stop, or train into another --out"
+        ) from None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
+    return lock
 
 
 @contextlib.contextmanager
@@ -170,23 +207,32 @@ def standard_hooks(
 
 def _prepare(
     run_dir: Path, config: Config | None, resume: bool, force: bool, trainer: Trainer | None
-) -> tuple[Config, Trainer]:
-    """The config and trainer of the run, its directory ready on every process."""
+) -> tuple[Config, Trainer, IO[str] | None]:
+    """The config and trainer of the run, its directory ready on every process, and the
+    lock process 0 holds on it (:func:`lock_run_dir`; the caller closes it)."""
     # A new run's trainer is built first, so that a bad mesh fails before the directory exists.
     if trainer is None and config is not None and not resume:
         trainer = make_trainer(config)
+    lock = None
     if sharding.is_main_process():
-        config = prepare_run_dir(run_dir, config, resume=resume, force=force)
+        if run_dir.exists() or not resume:  # else prepare_run_dir says there is nothing
+            lock = lock_run_dir(run_dir)
+        try:
+            config = prepare_run_dir(run_dir, config, resume=resume, force=force)
+        except BaseException:
+            if lock is not None:
+                lock.close()
+            raise
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices("jaxzero: run directory ready")
         config = load_run_config(run_dir)
-    if trainer is None:
-        return config, make_trainer(config)
-    if trainer.config != config:
+    if trainer is not None and trainer.config != config:
+        if lock is not None:
+            lock.close()
         raise ValueError(
             "the trainer passed to train() was built for another config than the run's"
         )
-    return config, trainer
+    return config, trainer if trainer is not None else make_trainer(config), lock
 
 
 def _initial_state(trainer: Trainer, checkpointer: Checkpointer, seed: int, resume: bool) -> Any:
@@ -222,10 +268,26 @@ def train(
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
-    config, trainer = _prepare(run_dir, config, resume, force, trainer)
+    config, trainer, lock = _prepare(run_dir, config, resume, force, trainer)
     if iterations is None and seconds is None:
         iterations = config.train.iterations
-    budget = Budget(seconds, iterations)
+    try:
+        return _train(run_dir, config, trainer, Budget(seconds, iterations), resume, on_log, hooks)
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def _train(
+    run_dir: Path,
+    config: Config,
+    trainer: Trainer,
+    budget: Budget,
+    resume: bool,
+    on_log: Callable | None,
+    hooks: Sequence[Any],
+) -> TrainResult:
+    """The loop of :func:`train` over a prepared, locked run directory."""
     checkpointer = Checkpointer(run_dir, keep_every=config.train.keep_every)
     state = _initial_state(trainer, checkpointer, config.seed, resume)
     saving = hooks_lib.CheckpointHook(
