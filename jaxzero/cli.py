@@ -6,14 +6,44 @@ checkpoint) print one line saying what is wrong and how to fix it, and exit with
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from typer.core import TyperGroup
+
+
+class _OneLineErrors(TyperGroup):
+    """Usage errors (an unknown option, a value of the wrong type or range) as one
+    ``error:`` line naming the command's help, exit code 2, like every other error."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        try:
+            result = super().main(*args, standalone_mode=False, **kwargs)
+        except typer.TyperException as error:
+            if not standalone_mode:
+                raise
+            context = getattr(error, "ctx", None)
+            command = context.command_path if context is not None else "jaxzero"
+            message = " ".join(error.format_message().split())
+            if message:  # (none when the help was shown for a bare command)
+                _print_error(f"{message} (see `{command} --help`)")
+            sys.exit(getattr(error, "exit_code", 2))
+        except typer.Abort:
+            if not standalone_mode:
+                raise
+            sys.exit(130)
+        if standalone_mode:
+            sys.exit(result if isinstance(result, int) else 0)
+        return result
+
 
 app = typer.Typer(
+    cls=_OneLineErrors,
     pretty_exceptions_enable=False,
     add_completion=False,
     no_args_is_help=True,
@@ -27,17 +57,29 @@ DEFAULT_GAME = "connect_four"
 @app.callback()
 def _commands() -> None:
     """jaxzero: AlphaZero in JAX. Train an agent, play against it, measure it."""
+    # orbax logs each failure it then raises, with tracebacks; the raised error is
+    # reported here in one line, so its log is noise to a user of the command line.
+    logging.getLogger("absl").setLevel(logging.CRITICAL)
 
 
 class UsageError(Exception):
     """A mistake the user can fix; printed as one line."""
 
 
+def _print_error(message: str) -> None:
+    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    _print_error(message)
     raise typer.Exit(2)
 
 
+SEED_MAX = 2**32 - 1
+SearchKind = Annotated[
+    Literal["gumbel", "puct"] | None,
+    typer.Option(help="Search: gumbel or puct [default: the run's]"),
+]
 SearchSettings = Annotated[
     list[str] | None,
     typer.Option(
@@ -84,7 +126,7 @@ def train(
     out: Annotated[Path | None, typer.Option(help="Run directory [default: runs/GAME]")] = None,
     seconds: Annotated[float | None, typer.Option(help="Stop after this many seconds")] = None,
     iterations: Annotated[
-        int | None, typer.Option(help="Stop when the run reaches this many iterations")
+        int | None, typer.Option(min=1, help="Stop when the run reaches this many iterations")
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in the run directory")] = False,
     force: Annotated[bool, typer.Option(help="Delete the run directory and start over")] = False,
@@ -96,6 +138,7 @@ def train(
     from jaxzero.run.checkpoint import CheckpointError
     from jaxzero.run.driver import RunDirError
     from jaxzero.run.driver import train as run_training
+    from jaxzero.run.files import FileProblem
 
     args = list(args or [])
     named = bool(args) and "=" not in args[0]
@@ -103,8 +146,8 @@ def train(
     run_dir = out if out is not None else Path("runs") / game
     try:
         config = _train_config(game, args, seconds, iterations, resume)
-        if resume and named:
-            _check_resumed_game(run_dir, game)
+        if resume:
+            game = _resumed_game(run_dir, game if named else None)
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
     except (UsageError, RunDirError, ValueError) as error:
         _fail(str(error))
@@ -120,7 +163,7 @@ def train(
             on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
             hooks=hooks,
         )
-    except (RunDirError, CheckpointError, ValueError) as error:
+    except (RunDirError, CheckpointError, FileProblem, ValueError) as error:
         _fail(str(error))
     how = "interrupted" if result.interrupted else "stopped"
     console.print(
@@ -139,8 +182,6 @@ def _train_config(game, overrides, seconds, iterations, resume):
 
     if seconds is not None and not seconds > 0:
         raise UsageError(f"--seconds must be > 0, got {seconds:g}")
-    if iterations is not None and iterations < 1:
-        raise UsageError(f"--iterations must be >= 1, got {iterations}")
     parsed = config_lib.parse_key_values(overrides, example="search.num_simulations=16")
     if resume:
         if parsed:
@@ -149,15 +190,20 @@ def _train_config(game, overrides, seconds, iterations, resume):
     return config_lib.apply_overrides(presets.get_preset(game), parsed)
 
 
-def _check_resumed_game(run_dir: Path, game: str) -> None:
-    """UsageError when ``jaxzero train GAME --resume`` names another game than the run's."""
+def _resumed_game(run_dir: Path, game: str | None) -> str:
+    """The game of the run ``jaxzero train [GAME] --resume`` continues; UsageError when
+    there is none or GAME names another."""
     from jaxzero.run.driver import holds_run, load_run_config
 
-    if holds_run(run_dir) and (held := load_run_config(run_dir).game) != game:
+    if not holds_run(run_dir):
+        raise UsageError(f"nothing to resume in {run_dir}: start a new run without --resume")
+    held = load_run_config(run_dir).game
+    if game is not None and held != game:
         raise UsageError(
             f"{run_dir} holds a {held} run, not {game}: drop the game to resume it "
             f"(jaxzero train --resume --out {run_dir})"
         )
+    return held
 
 
 def _sgf_hooks(sgf: Path, config, run_dir: Path) -> list:
@@ -189,12 +235,16 @@ def play(
     checkpoint: Annotated[
         Path | None, typer.Option(help="Run directory or checkpoint [default: runs/GAME]")
     ] = None,
-    human: Annotated[str, typer.Option(help="Play first or second")] = "first",
+    human: Annotated[
+        Literal["first", "second"], typer.Option(help="Play first or second")
+    ] = "first",
     simulations: Annotated[
-        int | None, typer.Option(help="Search simulations per agent move")
+        int | None, typer.Option(min=1, help="Search simulations per agent move")
     ] = None,
-    search: Annotated[str | None, typer.Option(help="gumbel or puct")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the game's randomness")] = 0,
+    search: SearchKind = None,
+    seed: Annotated[
+        int, typer.Option(min=0, max=SEED_MAX, help="Seed of the game's randomness")
+    ] = 0,
     set_: SearchSettings = None,
 ) -> None:
     """Play a game against a trained agent (works through a pipe too)."""
@@ -202,8 +252,6 @@ def play(
     from jaxzero.run.checkpoint import CheckpointError
 
     try:
-        if human not in ("first", "second"):
-            raise UsageError(f"--human must be first or second, not {human!r}")
         if game is not None:
             _check_game(game)
         checkpoint = checkpoint or _default_run(game)
@@ -239,10 +287,13 @@ def _default_run(game: str | None) -> Path:
 @app.command()
 def gtp(
     checkpoint: Annotated[Path, typer.Option(help="Run directory or checkpoint of a Go agent")],
-    simulations: Annotated[int | None, typer.Option(help="Search simulations per move")] = None,
-    search: Annotated[str | None, typer.Option(help="gumbel or puct")] = None,
+    simulations: Annotated[
+        int | None, typer.Option(min=1, help="Search simulations per move")
+    ] = None,
+    search: SearchKind = None,
     resign: Annotated[
-        float, typer.Option(help="Resign when the value estimate is below this")
+        float,
+        typer.Option(min=-1.0, max=1.0, help="Resign when the value estimate is below this"),
     ] = -0.95,
     set_: SearchSettings = None,
 ) -> None:
@@ -271,7 +322,7 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run directory")]) -> 
         out = write_report(run_dir)
     except ReportError as error:
         _fail(str(error))
-    console.print(f"report written to {out / 'summary.md'}")
+    console.print(f"report written to {out / 'summary.md'}", highlight=False)
 
 
 @app.command(name="eval")
@@ -286,13 +337,15 @@ def eval_(
     opponents: Annotated[
         str, typer.Option(help="Fixed opponents, comma-separated (random is always in)")
     ] = "random,one_ply,pure_mcts",
-    games: Annotated[int, typer.Option(help="Games per pairing (even)")] = 100,
+    games: Annotated[int, typer.Option(min=2, help="Games per pairing (even)")] = 100,
     simulations: Annotated[
         int | None,
-        typer.Option(help="Search simulations per move [default: evaluation.simulations]"),
+        typer.Option(min=1, help="Search simulations per move [default: evaluation.simulations]"),
     ] = None,
-    every: Annotated[int, typer.Option(help="Take every K-th checkpoint of a run")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed of the openings and opponents")] = 0,
+    every: Annotated[int, typer.Option(min=1, help="Take every K-th checkpoint of a run")] = 1,
+    seed: Annotated[
+        int, typer.Option(min=0, max=SEED_MAX, help="Seed of the openings and opponents")
+    ] = 0,
     sgf: Annotated[
         Path | None, typer.Option(help="Go: write every game into this directory as SGF")
     ] = None,
@@ -308,14 +361,19 @@ def eval_(
     from jaxzero.measure.statistics import format_table
     from jaxzero.run.checkpoint import CheckpointError
     from jaxzero.run.elo_files import write_elo_files
+    from jaxzero.run.files import FileProblem, os_reason
 
     written: list[Path] = []
     try:
         table = _round_robin(paths, opponents, games, simulations, every, seed, sgf, set_, written)
-    except (UsageError, RoundRobinError, CheckpointError, ValueError) as error:
+    except (UsageError, RoundRobinError, CheckpointError, FileProblem, ValueError) as error:
         _fail(str(error))
     print(format_table(table.ratings))
-    for path, kept in write_elo_files(table):
+    try:
+        files = write_elo_files(table)
+    except OSError as error:
+        _fail(f"the ratings above could not be written: {os_reason(error)}")
+    for path, kept in files:
         console.print(f"ratings written to {path}", highlight=False)
         if kept is not None:
             console.print(f"the previous ratings are kept as {kept}", highlight=False)
@@ -330,6 +388,7 @@ def _round_robin(paths, opponents, games, simulations, every, seed, sgf, setting
     with ``sgf``, every game is written there (the files appended to ``written``)."""
     from jaxzero.measure import round_robin
     from jaxzero.run.agent import load_agents
+    from jaxzero.run.files import check_writable
 
     names = round_robin.parse_opponents(opponents)
     if games < 2 or games % 2:
@@ -337,6 +396,8 @@ def _round_robin(paths, opponents, games, simulations, every, seed, sgf, setting
     if simulations is not None and simulations < 1:
         raise UsageError(f"--simulations must be >= 1, got {simulations}")
     loaded = load_agents(paths, every=every, search=_search_settings(settings))
+    for run in dict.fromkeys(run for _, _, run in loaded):  # before hours of games
+        check_writable(run, "the ratings (elo.json)")
     env = loaded[0][1].env
     on_games = None if sgf is None else _sgf_writer(env, sgf, written)
     entrants = [
@@ -391,11 +452,14 @@ def analyze(
         typer.Option(help="Run directory or checkpoint [default: runs/GAME, else untrained]"),
     ] = None,
     simulations: Annotated[
-        int | None, typer.Option(help="Search simulations [default: evaluation.simulations]")
+        int | None,
+        typer.Option(min=1, help="Search simulations [default: evaluation.simulations]"),
     ] = None,
-    search: Annotated[str | None, typer.Option(help="gumbel or puct")] = None,
+    search: SearchKind = None,
     dot: Annotated[Path | None, typer.Option(help="Write the search tree as Graphviz")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the search and of chance events")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, max=SEED_MAX, help="Seed of the search and of chance events")
+    ] = 0,
     set_: SearchSettings = None,
 ) -> None:
     """Show a position and the root of a search over it: prior, visits, Q per move.

@@ -44,7 +44,7 @@ def test_bad_override_value_is_explained():
     "flags, message",
     [(["--seconds", "-5"], "--seconds must be > 0, got -5"),
      (["--seconds", "0"], "--seconds must be > 0"),
-     (["--iterations", "0"], "--iterations must be >= 1, got 0")],
+     (["--iterations", "0"], "'--iterations': Input should be greater than or equal to 1")],
 )  # fmt: skip
 def test_a_budget_that_trains_nothing_is_refused(tmp_path, flags, message):
     args = ["train", "tic_tac_toe", "--out", str(tmp_path / "run"), *flags]

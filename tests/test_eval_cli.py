@@ -20,7 +20,10 @@ runner = CliRunner()
 
 def _error_line(result) -> str:
     assert result.exit_code == 2, result.output
-    return [line for line in result.output.splitlines() if line.strip()][-1]
+    assert "Traceback" not in result.output, result.output
+    line = [line for line in result.output.splitlines() if line.strip()][-1]
+    assert line.startswith("error: "), result.output
+    return line
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +83,10 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
         (["eval", "no/such/run"], "does not exist"),
         (["eval", "{run}", "--opponents", "random,chess"], "unknown opponent 'chess'"),
         (["eval", "{run}", "--games", "7"], "--games must be an even number"),
-        (["eval", "{run}", "--every", "0"], "--every must be >= 1"),
+        (
+            ["eval", "{run}", "--every", "0"],
+            "'--every': Input should be greater than or equal to 1",
+        ),
         (["eval", "{tmp}"], "neither a run directory"),
         (["eval", "{run}", "--set", "network.hidden_size=4"], "cannot change for a trained"),
         (["eval", "{run}", "--set", "search.kind"], "is not KEY=VALUE"),
@@ -97,8 +103,15 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
             ["play", "star_duel", "--checkpoint", "{run}"],
             "holds a tic_tac_toe agent, not star_duel",
         ),
-        (["play", "--checkpoint", "{run}", "--simulations", "0"], "simulations must be >= 1"),
-        (["play", "--checkpoint", "{run}", "--search", "foo"], "unknown search 'foo'"),
+        (["play", "--checkpoint", "{run}", "--simulations", "0"], "greater than or equal to 1"),
+        (["play", "--checkpoint", "{run}", "--simulations", "-5"], "greater than or equal to 1"),
+        (["play", "--checkpoint", "{run}", "--search", "foo"], "'foo' is not one of 'gumbel'"),
+        (["gtp", "--checkpoint", "{run}", "--search", "foo"], "'foo' is not one of 'gumbel'"),
+        (["gtp", "--checkpoint", "{run}", "--simulations", "-5"], "greater than or equal to 1"),
+        (["gtp", "--checkpoint", "{run}", "--resign", "nan"], "--resign"),
+        (["analyze", "tic_tac_toe", "--seed", "-1"], "greater than or equal to 0"),
+        (["eval", "{run}", "--seed", "99999999999999999999"], "less than or equal to"),
+        (["report", "{tmp}"], "has no metrics.jsonl"),
     ],
 )
 def test_mistakes_are_one_line_errors(run, tmp_path, monkeypatch, args, message):

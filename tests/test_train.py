@@ -92,9 +92,9 @@ def test_unfinished_save_is_ignored_and_corrupt_checkpoint_is_explained(
     for path in (run / "checkpoints" / "4" / "state").rglob("*"):
         if path.is_file():
             path.write_bytes(b"garbage")
-    with pytest.raises(CheckpointError, match="checkpoint 4 .* is unreadable"):
+    with pytest.raises(CheckpointError, match="checkpoint 4 .* is damaged"):
         train_run(run, resume=True, iterations=5)
-    with pytest.raises(CheckpointError, match="checkpoint 4 .* is unreadable"):
+    with pytest.raises(CheckpointError, match="checkpoint 4 .* is damaged"):
         load_agent(run)
     with Checkpointer(run) as checkpointer:
         assert checkpointer.steps() == [2, 4]  # nothing deleted, nothing restarted

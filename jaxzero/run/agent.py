@@ -160,7 +160,7 @@ def load_agent(
     # One device whatever mesh the run trained on (orbax reshards the restored arrays).
     trainer = make_trainer(dataclasses.replace(config, num_devices=1))
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
-    with Checkpointer(run_dir) as checkpointer:
+    with Checkpointer(run_dir, read_only=True) as checkpointer:
         state = checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
     twin = next((agent for agent in like if _plays_alike(agent.config, config)), None)
     if twin is not None:

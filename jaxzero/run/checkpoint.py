@@ -4,7 +4,13 @@ A checkpoint is everything needed to continue exactly: the TrainState pytree (pa
 optimiser state, replay buffer, in-progress games, RNG key, counters) and the config as
 JSON. Orbax writes each step into a temporary directory and renames it when complete, so
 a crash during a save leaves the previous checkpoints intact; an unfinished step is
-never listed.
+never listed. Saves are synchronous: a save that fails (a full disk, a read-only
+folder) raises :class:`CheckpointError` at once, and training stops with the previous
+checkpoint intact.
+
+Beside each finished step, ``checkpoints/N/checksums.sha256`` (``sha256sum`` format)
+holds the hash of every file orbax wrote; every load checks it, so damaged bytes are
+refused, naming the newest intact step to fall back to, instead of playing with NaNs.
 
 Typed PRNG keys (``jax.random.key``) are stored as their raw key data and re-wrapped on
 restore, so any TrainState that JAX can hold can be saved.
@@ -13,17 +19,24 @@ restore, so any TrainState that JAX can hold can be saved.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import shutil
 from pathlib import Path
 from typing import Any
 
 import jax
 import orbax.checkpoint as ocp
 
+from jaxzero.core import sharding
+from jaxzero.run.files import FileProblem, check_writable, os_reason, write_atomic
+
 CHECKPOINT_DIR = "checkpoints"
+CHECKSUMS = "checksums.sha256"
 
 
 class CheckpointError(RuntimeError):
-    """A checkpoint is missing or unreadable; the message says what to do."""
+    """A checkpoint is missing, damaged, unreadable or cannot be written; the message
+    says what to do."""
 
 
 def _is_key(x: Any) -> bool:
@@ -55,17 +68,75 @@ def _from_storable(tree: Any, abstract: Any) -> Any:
     return jax.tree.map(restore, tree, abstract)
 
 
+def _file_hashes(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder`` but the checksum file, by relative path."""
+    hashes = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != CHECKSUMS):
+        digest = hashlib.sha256()
+        with open(path, "rb") as file:
+            for block in iter(lambda f=file: f.read(1 << 20), b""):
+                digest.update(block)
+        hashes[path.relative_to(folder).as_posix()] = digest.hexdigest()
+    return hashes
+
+
+def write_checksums(folder: Path) -> None:
+    """``folder/checksums.sha256`` for a finished checkpoint step (``sha256sum -c`` reads it)."""
+    lines = "".join(f"{h}  {name}\n" for name, h in _file_hashes(folder).items())
+    write_atomic(folder / CHECKSUMS, lines)
+
+
+def damaged_file(folder: Path) -> str | None:
+    """The first file of checkpoint ``folder`` that does not match its checksum (or is
+    missing), None when all match. A step without checksums (written by an older jaxzero,
+    or killed between orbax's commit and the checksums) counts as intact."""
+    listing = folder / CHECKSUMS
+    if not listing.exists():
+        return None
+    expected = {}
+    for line in listing.read_text(errors="replace").splitlines():
+        digest, _, name = line.partition("  ")
+        expected[name] = digest
+    found = _file_hashes(folder)
+    for name, digest in expected.items():
+        if found.get(name) != digest:
+            return name if name in found else f"{name} (missing)"
+    return None
+
+
 class Checkpointer:
     """Saves and restores TrainState snapshots under ``run_dir/checkpoints/<iteration>``."""
 
-    def __init__(self, run_dir: str | Path, *, max_to_keep: int = 3, keep_every: int = 0):
+    def __init__(
+        self,
+        run_dir: str | Path,
+        *,
+        max_to_keep: int = 3,
+        keep_every: int = 0,
+        read_only: bool = False,
+    ):
         """Keep the newest ``max_to_keep`` checkpoints, and every one whose step is a
-        multiple of ``keep_every`` (for Elo curves over a run's history; 0: none)."""
+        multiple of ``keep_every`` (for Elo curves over a run's history; 0: none).
+        ``read_only``: only load (an agent), never create or delete anything."""
         self.directory = Path(run_dir).absolute() / CHECKPOINT_DIR
+        self.shown = Path(run_dir) / CHECKPOINT_DIR  # as the user named it, for messages
+        if not read_only:
+            self._check_writable()
         options = ocp.CheckpointManagerOptions(
-            max_to_keep=max_to_keep, keep_period=keep_every or None, create=True
+            max_to_keep=max_to_keep,
+            keep_period=keep_every or None,
+            create=not read_only,
+            read_only=read_only,
+            enable_async_checkpointing=False,  # a failed save raises here, not in a thread
         )
         self._manager = ocp.CheckpointManager(self.directory, options=options)
+
+    def _check_writable(self) -> None:
+        """CheckpointError now, before any training, when checkpoints cannot be written."""
+        try:
+            check_writable(self.shown, "checkpoints")
+        except FileProblem as problem:
+            raise CheckpointError(str(problem)) from None
 
     def steps(self) -> list[int]:
         return list(self._manager.all_steps())
@@ -74,16 +145,39 @@ class Checkpointer:
         return self._manager.latest_step()
 
     def save(self, step: int, state: Any, config: dict[str, Any]) -> None:
-        """Write ``state`` and ``config`` as checkpoint ``step`` and wait until it is on disk."""
-        self._manager.save(
-            step,
-            args=ocp.args.Composite(
-                state=ocp.args.StandardSave(_to_storable(state)),
-                config=ocp.args.JsonSave(config),
-            ),
-            force=True,
-        )
-        self._manager.wait_until_finished()
+        """Write ``state`` and ``config`` as checkpoint ``step``, on disk when this returns;
+        CheckpointError (the earlier checkpoints intact) when it cannot be written."""
+        try:
+            self._manager.save(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardSave(_to_storable(state)),
+                    config=ocp.args.JsonSave(config),
+                ),
+                force=True,
+            )
+            self._manager.wait_until_finished()
+            if sharding.is_main_process():
+                write_checksums(self.directory / str(step))
+        except Exception as error:  # orbax raises many types for a failed write
+            self._discard_unfinished(step)
+            intact = [s for s in self.steps() if s != step]
+            kept = f"checkpoint {intact[-1]} is intact" if intact else "no earlier checkpoint"
+            raise CheckpointError(
+                f"could not save checkpoint {step} in {self.shown}: "
+                f"{os_reason(error)}; {kept}, resume from it once fixed "
+                f"(jaxzero train --resume --out {self.shown.parent})"
+            ) from None
+
+    def _discard_unfinished(self, step: int) -> None:
+        """Remove what a failed save of ``step`` left (orbax's temporary folder, or a
+        step without its checksums), so that no later load takes it for a checkpoint."""
+        for path in self.directory.glob(f"{step}.orbax-checkpoint-tmp*"):
+            shutil.rmtree(path, ignore_errors=True)
+        finished = self.directory / str(step)
+        if finished.is_dir() and not (finished / CHECKSUMS).exists():
+            shutil.rmtree(finished, ignore_errors=True)
+        self._manager.reload()
 
     def restore(self, abstract_state: Any, step: int | None = None) -> tuple[Any, dict[str, Any]]:
         """Read checkpoint ``step`` (default: the latest) shaped like ``abstract_state``."""
@@ -91,9 +185,20 @@ class Checkpointer:
         difference = self._layout_difference(step, abstract_state)
         if difference:
             raise CheckpointError(
-                f"checkpoint {step} in {self.directory} holds a training state of another "
+                f"checkpoint {step} in {self.shown} holds a training state of another "
                 f"jaxzero version ({difference}), so it cannot be resumed; its network still "
                 f"plays (jaxzero eval/play load it): start a new run in a new --out directory"
+            )
+        fields = {
+            f.name: getattr(abstract_state, f.name) for f in dataclasses.fields(abstract_state)
+        }
+        difference = self._shape_difference(step, fields)
+        if difference:
+            raise CheckpointError(
+                f"checkpoint {step} in {self.shown} was written under another config "
+                f"({difference}): compare the run's config.json with "
+                f"{self._at(step) / 'config' / 'metadata'} and restore it, or start a new "
+                f"run in a new --out directory"
             )
         restored = self._restore(
             step,
@@ -108,6 +213,13 @@ class Checkpointer:
         buffer, and reads them whatever else the saved state holds."""
         step = self._check_step(step)
         wanted = {name: getattr(abstract_state, name) for name in fields}
+        difference = self._shape_difference(step, wanted)
+        if difference:
+            raise CheckpointError(
+                f"checkpoint {step} in {self.shown} holds another network ({difference})"
+                f" than its run's config.json describes; compare config.json with "
+                f"{self._at(step) / 'config' / 'metadata'}"
+            )
         target = _restore_target(wanted)
         restored = self._restore(
             step,
@@ -120,22 +232,44 @@ class Checkpointer:
         return _from_storable(dict(restored.state), wanted)
 
     def _check_step(self, step: int | None) -> int:
+        """``step`` (default: the latest), checked to exist and to match its checksums."""
         step = self.latest_step() if step is None else step
         if step is None:
-            raise CheckpointError(f"no checkpoint in {self.directory}; start a new run instead")
+            raise CheckpointError(f"no checkpoint in {self.shown}; start a new run instead")
         if step not in self.steps():
             raise CheckpointError(
-                f"no checkpoint {step} in {self.directory}; available: {self.steps()}"
+                f"no checkpoint {step} in {self.shown}; available: {self.steps()}"
+            )
+        damaged = damaged_file(self.directory / str(step))
+        if damaged is not None:
+            intact = [s for s in self.steps() if s < step and not damaged_file(self._at(s))]
+            fallback = (
+                f"checkpoint {intact[-1]} is intact: use {self._at(intact[-1])}, or delete "
+                f"{self._at(step)} to resume from it"
+                if intact
+                else "no earlier checkpoint is intact: start a new run"
+            )
+            raise CheckpointError(
+                f"checkpoint {step} in {self.shown} is damaged ({damaged} does not match "
+                f"its checksum); {fallback}"
             )
         return step
+
+    def _at(self, step: int) -> Path:
+        return self.shown / str(step)
+
+    def _saved_tree(self, step: int) -> Any:
+        """The stored state's metadata tree (shapes, dtypes), None when unreadable."""
+        try:
+            return ocp.PyTreeCheckpointHandler().metadata(self._at(step) / "state").tree
+        except Exception:  # unreadable metadata: the restore itself reports it
+            return None
 
     def _layout_difference(self, step: int, abstract_state: Any) -> str:
         """'' if checkpoint ``step`` stores the fields of ``abstract_state`` (a dataclass
         pytree, and each dataclass field of it), else which fields are missing or extra."""
-        try:
-            saved = ocp.PyTreeCheckpointer().metadata(self.directory / str(step) / "state")
-            saved = saved.item_metadata
-        except Exception:  # unreadable metadata: the restore itself reports it
+        saved = self._saved_tree(step)
+        if saved is None:
             return ""
         problems = []
 
@@ -153,14 +287,34 @@ class Checkpointer:
         compare("", abstract_state, saved)
         return ", ".join(problems)
 
+    def _shape_difference(self, step: int, wanted: dict[str, Any]) -> str:
+        """'' if checkpoint ``step`` stores every array of ``wanted`` with its shape, else
+        the first that differs (``params.Dense_0.kernel: [16, 9] saved, [32, 9] here``)."""
+        saved = self._saved_tree(step)
+        if saved is None:
+            return ""
+        stored = {
+            jax.tree_util.keystr(path, simple=True, separator="."): leaf
+            for path, leaf in jax.tree_util.tree_leaves_with_path(
+                {k: saved[k] for k in wanted if k in saved}
+            )
+        }
+        for path, leaf in jax.tree_util.tree_leaves_with_path(_restore_target(wanted)):
+            name = jax.tree_util.keystr(path, simple=True, separator=".")
+            there = stored.get(name)
+            if there is None:
+                return f"{name} not saved"
+            if tuple(there.shape) != tuple(leaf.shape):
+                return f"{name}: {list(there.shape)} saved, {list(leaf.shape)} here"
+        return ""
+
     def _restore(self, step: int, **items: Any) -> Any:
         try:
             return self._manager.restore(step, args=ocp.args.Composite(**items))
         except Exception as error:  # orbax raises many types for damaged files
-            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise CheckpointError(
-                f"checkpoint {step} in {self.directory} is unreadable ({reason}); "
-                f"delete that folder to resume from an earlier one"
+                f"checkpoint {step} in {self.shown} is unreadable "
+                f"({os_reason(error)}); an earlier one may be intact: {self.steps()}"
             ) from error
 
     def close(self) -> None:

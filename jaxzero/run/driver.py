@@ -16,8 +16,10 @@ then every hook in turn (:mod:`jaxzero.run.hooks`):
   or iteration budget reached, Ctrl-C or SIGTERM);
 * any ``hooks`` the caller adds, e.g. the Go self-play recorder
   (``jaxzero.go.records.SelfPlayRecorder``) of ``jaxzero train go_6x6 --sgf DIR``;
-* last, the stop hook (:class:`Budget`: iterations or seconds, one clock for all hosts);
-  any hook may end the run by setting ``step.stop``.
+* last, the stop hooks: :class:`Interrupt` (SIGTERM or Ctrl-C: stop after this
+  iteration's hooks) and :class:`Budget` (iterations or seconds, one clock for all
+  hosts); any hook may end the run by setting ``step.stop``. A periodic evaluation that
+  would overrun the time budget (by its last duration) is skipped.
 
 A run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` and ``checkpoints/``.
 A directory that already holds a run is never overwritten: resume it, or start over
@@ -54,7 +56,8 @@ from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
 from jaxzero.measure.gate import make_gate
 from jaxzero.measure.players import evaluation_player
 from jaxzero.run import hooks as hooks_lib
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
+from jaxzero.run.files import check_writable, os_reason, write_atomic
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
@@ -75,7 +78,7 @@ class TrainResult:
 
 
 def holds_run(run_dir: Path) -> bool:
-    return (run_dir / CONFIG_FILE).exists() or (run_dir / "checkpoints").exists()
+    return (run_dir / CONFIG_FILE).exists() or (run_dir / CHECKPOINT_DIR).exists()
 
 
 def load_run_config(run_dir: str | Path) -> Config:
@@ -112,8 +115,11 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
                     shutil.rmtree(child)
                 else:
                     child.unlink()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFIG_FILE).write_text(json.dumps(config_to_dict(config), indent=2) + "\n")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(run_dir / CONFIG_FILE, json.dumps(config_to_dict(config), indent=2) + "\n")
+    except OSError as error:
+        raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     return config
 
 
@@ -121,8 +127,11 @@ def lock_run_dir(run_dir: Path) -> IO[str]:
     """Take ``RUN/.lock`` for this process: an OS file lock (flock) held until the returned
     file is closed or the process ends, however it ends, so a killed run needs no manual
     unlocking. RunDirError naming the holder's PID when another process holds it."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    lock = open(run_dir / LOCK_FILE, "a+")  # noqa: SIM115 (the caller closes it)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = open(run_dir / LOCK_FILE, "a+")  # noqa: SIM115 (the caller closes it)
+    except OSError as error:
+        raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -133,29 +142,45 @@ def lock_run_dir(run_dir: Path) -> IO[str]:
             f"{run_dir} is being written by another jaxzero process (pid {holder}); wait for "
             "it to stop, or train into another --out"
         ) from None
-    lock.seek(0)
-    lock.truncate()
-    lock.write(f"{os.getpid()}\n")
-    lock.flush()
+    try:
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+    except OSError:
+        pass  # a full disk: the lock holds without the pid written; saving will say why
     return lock
 
 
-@contextlib.contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
-    """Treat SIGTERM (``kill``, a scheduler's pre-emption) like Ctrl-C: stop after the
-    current iteration and save a checkpoint. Only the main thread can take signals."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+@dataclasses.dataclass
+class Interrupt:
+    """The stop hook of SIGTERM (``kill``, a scheduler's pre-emption) and Ctrl-C: the run
+    stops after the current iteration, its hooks done (its row written, a checkpoint
+    saved). A second Ctrl-C stops at once, still saving."""
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+    requested: bool = False
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def __call__(self, step: hooks_lib.Step) -> None:
+        step.stop = step.stop or self.requested
+
+    @contextlib.contextmanager
+    def catching_signals(self) -> Iterator[None]:
+        """Only the main thread can take signals; elsewhere this does nothing."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def request(signum: int, frame: object) -> None:
+            if self.requested and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            self.requested = True
+
+        previous = {sig: signal.signal(sig, request) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,10 +195,10 @@ class Budget:
         if self.iterations is not None and step.iteration >= self.iterations:
             step.stop = True
             return
-        stop = self.seconds is not None and step.clock.elapsed() >= self.seconds
+        stop = step.stop or self.seconds is not None and step.clock.elapsed() >= self.seconds
         if jax.process_count() > 1:
             stop = bool(multihost_utils.broadcast_one_to_all(np.bool_(stop)))
-        step.stop = step.stop or stop
+        step.stop = stop
 
 
 def standard_hooks(
@@ -215,13 +240,17 @@ def _prepare(
         trainer = make_trainer(config)
     lock = None
     if sharding.is_main_process():
-        if run_dir.exists() or not resume:  # else prepare_run_dir says there is nothing
-            lock = lock_run_dir(run_dir)
+        made = not run_dir.exists()
         try:
+            if not made or not resume:  # else prepare_run_dir says there is nothing
+                lock = lock_run_dir(run_dir)
             config = prepare_run_dir(run_dir, config, resume=resume, force=force)
+            check_writable(run_dir / CHECKPOINT_DIR, "checkpoints")  # before any training
         except BaseException:
             if lock is not None:
                 lock.close()
+            if made:  # leave no half-made run directory behind
+                shutil.rmtree(run_dir, ignore_errors=True)
             raise
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices("jaxzero: run directory ready")
@@ -293,14 +322,15 @@ def _train(
     saving = hooks_lib.CheckpointHook(
         checkpointer, config.train.checkpoint_every, config_to_dict(config)
     )
-    turns = [*standard_hooks(config, trainer, run_dir, on_log), saving, *hooks, budget]
+    interrupt = Interrupt()
+    turns = [*standard_hooks(config, trainer, run_dir, on_log), saving, *hooks, interrupt, budget]
     hooks_lib.start(turns, state)
-    clock = hooks_lib.Clock()
+    clock = hooks_lib.Clock(deadline=budget.seconds)
     step = hooks_lib.Step(int(state.iteration), state, {}, {}, clock)
     budget(step)  # a run already at its budget trains nothing
     interrupted = False
     try:
-        with _stop_on_sigterm():
+        with interrupt.catching_signals():
             while not step.stop:
                 state, metrics, moves = trainer.iteration(step.state)
                 step = hooks_lib.Step(step.iteration + 1, state, metrics, moves, clock)
@@ -312,4 +342,5 @@ def _train(
         hooks_lib.close(turns, step)
     progress = next((h for h in turns if isinstance(h, hooks_lib.Progress)), None)
     last = progress.last if progress is not None else {}
+    interrupted = interrupted or interrupt.requested
     return TrainResult(run_dir, step.iteration, clock.elapsed(), interrupted, last)

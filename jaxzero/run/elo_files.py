@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from jaxzero.measure.round_robin import ANCHOR, RoundRobin
+from jaxzero.run.files import write_atomic
 
 ELO_FILE = "elo.json"
 
@@ -80,6 +81,6 @@ def write_elo_files(table: RoundRobin) -> list[tuple[Path, Path | None]]:
         }
         path = run_dir / ELO_FILE
         kept = keep_previous(path)
-        path.write_text(json.dumps(data, indent=2) + "\n")
+        write_atomic(path, json.dumps(data, indent=2) + "\n")
         written.append((path, kept))
     return written

@@ -29,7 +29,8 @@ import numpy as np
 
 from jaxzero.measure.evaluation import Evaluation
 from jaxzero.measure.gate import Gate, copy_variables
-from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.files import FileProblem, os_reason, write_atomic
 
 Array = jax.Array
 ARENA_STREAM, EVAL_STREAM = 1, 2  # key streams of the checks, apart from the training key
@@ -41,9 +42,14 @@ class Clock:
 
     start: float = dataclasses.field(default_factory=time.monotonic)
     checking: float = 0.0  # seconds inside checks so far
+    deadline: float | None = None  # the run's time budget in seconds, if it has one
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
+
+    def allows(self, seconds: float) -> bool:
+        """Whether ``seconds`` more fit in the time budget."""
+        return self.deadline is None or self.elapsed() + seconds <= self.deadline
 
     @contextlib.contextmanager
     def check(self, state: Any) -> Iterator[None]:
@@ -90,9 +96,16 @@ def start(hooks: list[Any], state: Any) -> None:
 
 
 def close(hooks: list[Any], step: Step) -> None:
+    """Every hook's ``close``, even after one fails (the first failure is raised last)."""
+    failure = None
     for hook in hooks:
         if hasattr(hook, "close"):
-            hook.close(step)
+            try:
+                hook.close(step)
+            except Exception as error:  # the others still close their files
+                failure = failure or error
+    if failure is not None:
+        raise failure
 
 
 def check_key(seed: int, stream: int, iteration: int) -> Array:
@@ -161,35 +174,61 @@ class EvaluationHook:
     evaluation: Evaluation
     every: int
     seed: int
+    _seconds: float = 0.0  # how long it last took in this process
 
     def __call__(self, step: Step) -> None:
-        if step.iteration % self.every:
-            return
+        if step.iteration % self.every or not step.clock.allows(self._seconds):
+            return  # not due, or it would overrun the time budget
         key = check_key(self.seed, EVAL_STREAM, step.iteration)
+        begin = step.clock.elapsed()
         with step.clock.check(step.state):
             results = self.evaluation(step.state.best_params, key)
         step.checks |= self.evaluation.metrics(results)
+        self._seconds = step.clock.elapsed() - begin
 
 
 @dataclasses.dataclass
 class JsonlWriter:
-    """Appends each row to ``metrics.jsonl`` (flushed, so a crash loses no written row)."""
+    """Appends each row to ``metrics.jsonl`` (flushed, so a crash loses no written row).
+    On resume it first drops the rows after the restored checkpoint, which the resumed
+    run writes again: the log ends up as an uninterrupted run's."""
 
     path: Path
     _file: Any = None
+
+    def start(self, state: Any) -> None:
+        if not self.path.exists():
+            return
+        restored = int(state.iteration)
+        lines = self.path.read_bytes().splitlines(keepends=True)
+        kept = [line for line in lines if _row_iteration(line) <= restored]
+        if len(kept) < len(lines):
+            write_atomic(self.path, b"".join(kept))
 
     def __call__(self, step: Step) -> None:
         row = step.record()
         if not row:
             return
-        if self._file is None:
-            self._file = open(self.path, "a")  # noqa: SIM115 (closed by close())
-        self._file.write(json.dumps(row) + "\n")
-        self._file.flush()
+        try:
+            if self._file is None:
+                self._file = open(self.path, "a")  # noqa: SIM115 (closed by close())
+            self._file.write(json.dumps(row) + "\n")
+            self._file.flush()
+        except OSError as error:
+            raise FileProblem(f"cannot write {self.path}: {os_reason(error)}") from None
 
     def close(self, step: Step | None) -> None:
         if self._file is not None:
             self._file.close()
+
+
+def _row_iteration(line: bytes) -> float:
+    """The iteration of a metrics.jsonl line; a line a crash cut short counts as after
+    every checkpoint (so it is dropped)."""
+    try:
+        return float(json.loads(line)["iteration"])
+    except (ValueError, KeyError, TypeError):
+        return float("inf")
 
 
 @dataclasses.dataclass
@@ -235,17 +274,29 @@ class Progress:
 
 @dataclasses.dataclass
 class CheckpointHook:
-    """Saves the whole TrainState every ``every`` iterations, and when the run stops."""
+    """Saves the whole TrainState every ``every`` iterations, and when the run stops. A
+    save that fails raises CheckpointError, which ends the run at once: nothing tries
+    to save again on the way out."""
 
     checkpointer: Checkpointer
     every: int
     config: dict[str, Any]  # written beside each checkpoint
+    _failed: bool = False
 
     def __call__(self, step: Step) -> None:
         if step.iteration % self.every == 0:
+            self._save(step)
+
+    def _save(self, step: Step) -> None:
+        try:
             self.checkpointer.save(step.iteration, step.state, self.config)
+        except CheckpointError:
+            self._failed = True
+            raise
 
     def close(self, step: Step) -> None:
-        if self.checkpointer.latest_step() != step.iteration:
-            self.checkpointer.save(step.iteration, step.state, self.config)
-        self.checkpointer.close()
+        try:
+            if not self._failed and self.checkpointer.latest_step() != step.iteration:
+                self._save(step)
+        finally:
+            self.checkpointer.close()

@@ -19,6 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from jaxzero.run.elo_files import ELO_FILE  # noqa: E402  (written by `jaxzero eval`)
+from jaxzero.run.files import FileProblem, check_writable, os_reason  # noqa: E402
 
 METRICS_FILE = "metrics.jsonl"
 
@@ -47,21 +48,33 @@ class ReportError(RuntimeError):
     """The run directory cannot be reported; the message says why."""
 
 
-def read_metrics(run_dir: Path) -> list[dict[str, float]]:
+def read_metrics(run_dir: Path) -> tuple[list[dict[str, float]], list[int]]:
+    """The rows of ``metrics.jsonl`` and the numbers of the lines that are not a row
+    (cut short by a crash, or damaged bytes), which the report skips and names."""
     path = run_dir / METRICS_FILE
     if not path.exists():
         raise ReportError(f"{run_dir} has no {METRICS_FILE}: is it a jaxzero run directory?")
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as error:
+        raise ReportError(f"cannot read {path}: {os_reason(error)}") from None
+    rows, skipped = [], []
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            raise ReportError(f"{path}:{number} is not valid JSON") from None
+            row = json.loads(line)  # bytes: UTF-8 is checked too
+        except ValueError:
+            skipped.append(number)
+            continue
+        numbers = isinstance(row, dict) and all(isinstance(v, int | float) for v in row.values())
+        if numbers and "iteration" in row:
+            rows.append(row)
+        else:
+            skipped.append(number)
     if not rows:
-        raise ReportError(f"{path} is empty: train for at least one logging interval")
-    return rows
+        raise ReportError(f"{path} holds no rows: train for at least one logging interval")
+    return rows, skipped
 
 
 def read_elo_rows(run_dir: Path) -> list[dict[str, float]]:
@@ -71,8 +84,8 @@ def read_elo_rows(run_dir: Path) -> list[dict[str, float]]:
         return []
     try:
         rows = json.loads(path.read_text())["rows"]
-    except (json.JSONDecodeError, KeyError, TypeError):
-        raise ReportError(f"{path} is not an Elo file of `jaxzero eval`: delete it") from None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ReportError(f"{path} is not an Elo file of `jaxzero eval`: move it away") from None
     return rows
 
 
@@ -123,12 +136,21 @@ def _elo_figure(path: Path, elo_rows: list[dict[str, float]], promotions: list[f
 def write_report(run_dir: str | Path) -> Path:
     """Write the figures and ``summary.md``; returns the report directory."""
     run_dir = Path(run_dir)
-    rows = read_metrics(run_dir)
+    rows, skipped = read_metrics(run_dir)
     elo_rows = read_elo_rows(run_dir)
+    out = run_dir / "report"
+    try:
+        check_writable(out, "the report")
+        return _write_report(run_dir, out, rows, skipped, elo_rows)
+    except FileProblem as problem:
+        raise ReportError(str(problem)) from None
+    except OSError as error:
+        raise ReportError(f"cannot write the report in {out}: {os_reason(error)}") from None
+
+
+def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
     plotted = rows + elo_rows
     promotions = [r["iteration"] for r in rows if r.get("arena/promoted", 0) > 0]
-    out = run_dir / "report"
-    out.mkdir(exist_ok=True)
     names = sorted({name for row in plotted for name in row} - {"iteration", "elapsed"})
     made = []
     for filename, (title, ylabel, wanted) in FIGURES.items():
@@ -149,7 +171,13 @@ def write_report(run_dir: str | Path) -> Path:
     if elo_rows:
         _elo_figure(out / "elo.png", elo_rows, promotions)
         made.append("elo.png")
+    lines = _summary(run_dir, rows, skipped, elo_rows, names, promotions, made)
+    (out / "summary.md").write_text("\n".join(lines))
+    return out
 
+
+def _summary(run_dir, rows, skipped, elo_rows, names, promotions, made) -> list[str]:
+    """The lines of ``summary.md``."""
     last = rows[-1]
     arena_rows = [r for r in rows if "arena/promoted" in r]
     elo_lines = [
@@ -180,5 +208,7 @@ def write_report(run_dir: str | Path) -> Path:
         *[f"![{f}]({f})" for f in made],
         "",
     ]
-    (out / "summary.md").write_text("\n".join(lines))
-    return out
+    if skipped:
+        shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
+        lines[3:3] = [f"{len(skipped)} unreadable lines of {METRICS_FILE} skipped: {shown}.", ""]
+    return lines

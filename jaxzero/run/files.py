@@ -1,0 +1,74 @@
+"""Files of a run directory written so that a failure loses nothing and says why in one line.
+
+write_atomic(run_dir / "config.json", text)      # the old file, or the whole new one
+check_writable(run_dir, "ratings")             # FileProblem now, not after an hour of games
+os_reason(error)        # "No space left on device; the disk is full: free some space"
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from pathlib import Path
+
+ADVICE = {
+    errno.ENOSPC: "the disk is full: free some space",
+    errno.EDQUOT: "the disk quota is used up: free some space",
+    errno.EROFS: "the file system is read-only: make it writable or use another directory",
+    errno.EACCES: "permission denied: make it writable or use another directory",
+    errno.EPERM: "permission denied: make it writable or use another directory",
+    errno.ENOTDIR: "a file stands where a folder belongs: move that file away",
+    errno.EEXIST: "a file stands where a folder belongs: move that file away",
+}
+
+
+class FileProblem(RuntimeError):
+    """A file of a run cannot be written; the message says why and what to do."""
+
+
+def _errno(error: BaseException | None) -> tuple[int | None, str]:
+    """(errno, file) at the root of ``error``: an OSError's, or the code tensorstore
+    writes into its message (``[os_error_code='28']``); (None, '') when none is found."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno is not None:
+            return error.errno, str(error.filename or "")
+        found = re.search(r"os_error_code='?(\d+)", str(error))
+        if found:
+            path = re.search(r'file "([^"]+)"', str(error))
+            return int(found.group(1)), path.group(1) if path else ""
+        error = error.__cause__ or error.__context__
+    return None, ""
+
+
+def os_reason(error: BaseException) -> str:
+    """One line on why a file operation failed, with what usually fixes it."""
+    code, filename = _errno(error)
+    if code is None:
+        text = str(error).strip().splitlines()
+        return text[0][:200] if text else type(error).__name__
+    where = f" ({filename})" if filename else ""
+    return f"{os.strerror(code)}{where}; {ADVICE.get(code, 'check the disk')}"
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Replace ``path`` by ``data`` all at once: a crash or a full disk leaves the old
+    file (or none), never half of the new one."""
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        partial.write_bytes(data.encode() if isinstance(data, str) else data)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """FileProblem unless files can be created in ``folder`` (made if missing)."""
+    probe = folder / f".write-test-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"jaxzero")
+        probe.unlink()
+    except OSError as error:
+        raise FileProblem(f"cannot write {what} in {folder}: {os_reason(error)}") from None
