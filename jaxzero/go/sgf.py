@@ -1,9 +1,16 @@
 """SGF (FF[4], GM[1]) game records for Go: write games, read them back for analysis.
 
-Only the main line is read; setup stones (AB/AW) are supported so that positions from
-other programs load. Coordinates: SGF's ``aa`` is the top-left point, which is action 0
-in ``envs.go`` (row-major from the top-left); an empty move ``B[]`` (or ``tt`` on boards
-up to 19x19) is a pass.
+Reading is done by sgfmill (``sgfmill.sgf``), so property values may hold any text
+(``;``, ``(``, ``)``, escaped ``]``) and a file cut short is refused, not read as its
+readable prefix. Only the main line is read, and only what a Go position needs: board
+size (square boards only), komi, setup stones in the root node (AB/AW, compressed point
+lists included; overlapping stones are refused), and then alternating B/W moves. Moves in
+the root node, setup stones after it and two moves in one node are refused with a reason.
+
+Coordinates: SGF's ``aa`` is the top-left point, which is action 0 in ``envs.go``
+(row-major from the top-left); an empty move ``B[]`` (or ``tt`` on boards up to 19x19) is
+a pass. Text values (PB, PW, RE) are SGF SimpleText: a line break or tab in a name is read
+back as a space.
 """
 
 from __future__ import annotations
@@ -13,10 +20,11 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+from sgfmill import sgf, sgf_grammar, sgf_properties
 
 from envs.go import Go, GoState, action_to_gtp
 
-LETTERS = "abcdefghijklmnopqrs"
+LETTERS = "abcdefghijklmnopqrstuvwxyz"  # SGF point letters; sgfmill reads boards up to 26
 
 
 class SgfError(ValueError):
@@ -44,9 +52,10 @@ def _point(action: int, size: int) -> str:
 
 
 def write_sgf(record: GoRecord) -> str:
-    """The record as SGF text."""
+    """The record as SGF text (``read_sgf`` reads it back as the same record)."""
     n = record.size
-    header = f"(;FF[4]GM[1]CA[UTF-8]AP[jaxzero]SZ[{n}]KM[{record.komi:g}]RU[Chinese]"
+    komi = repr(float(record.komi)).removesuffix(".0")  # exact, and "7" rather than "7.0"
+    header = f"(;FF[4]GM[1]CA[UTF-8]AP[jaxzero]SZ[{n}]KM[{komi}]RU[Chinese]"
     if record.black:
         header += f"PB[{_escape(record.black)}]"
     if record.white:
@@ -57,6 +66,8 @@ def write_sgf(record: GoRecord) -> str:
         header += "AB" + "".join(f"[{_point(p, n)}]" for p in record.black_setup)
     if record.white_setup:
         header += "AW" + "".join(f"[{_point(p, n)}]" for p in record.white_setup)
+    if record.first == 1:
+        header += "PL[W]"  # White to play, even when there are no moves to say so
     colour = record.first
     nodes = []
     for action in record.moves:
@@ -69,86 +80,141 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("]", "\\]")
 
 
-_PROPERTY = re.compile(r"([A-Z]+)((?:\s*\[(?:\\.|[^\]\\])*\])+)", re.S)
-_VALUE = re.compile(r"\[((?:\\.|[^\]\\])*)\]", re.S)
+_START = re.compile(r"\ufeff?\s*\(\s*;")  # a byte-order mark may come first
 
 
 def read_sgf(text: str) -> GoRecord:
-    """Parse the main line of a Go SGF record; SgfError with a reason when it is not one."""
-    text = text.strip()
-    if not text.startswith("(") or ";" not in text:
+    """Parse the main line of a Go SGF record; SgfError with a one-line reason when it is
+    not one this module can read (see the module docstring)."""
+    if not _START.match(text):
         raise SgfError("not an SGF record: it must start with '(;'")
-    flat = _main_line(text[1:])
-    nodes = [_properties(node) for node in flat.split(";")[1:]]
-    if not nodes:
-        raise SgfError("the SGF record has no nodes")
-    root = nodes[0]
-    if root.get("GM", ["1"])[0] != "1":
-        raise SgfError(f"not a Go record (GM[{root['GM'][0]}])")
     try:
-        size = int(root.get("SZ", ["19"])[0].split(":")[0])
-        komi = float(root.get("KM", ["0"])[0] or 0)
-    except ValueError as error:
-        raise SgfError(f"bad SZ or KM property ({error})") from None
-
-    def point(value: str, where: str) -> int:
-        if value == "" or (value == "tt" and size <= 19):
-            return size * size
-        if len(value) != 2 or any(c not in LETTERS[:size] for c in value):
-            raise SgfError(f"{where}: {value!r} is not a point on a {size}x{size} board")
-        return LETTERS.index(value[1]) * size + LETTERS.index(value[0])
-
-    moves, colours = [], []
-    for i, node in enumerate(nodes):
-        for colour, name in ((0, "B"), (1, "W")):
-            if name in node:
-                moves.append(point(node[name][0], f"move {len(moves) + 1}"))
-                colours.append(colour)
-        if i == 0 and moves:
-            raise SgfError("moves in the root node are not supported")
-    for k in range(1, len(colours)):
-        if colours[k] == colours[k - 1]:
-            raise SgfError(f"move {k + 1} repeats a colour; only alternating games load")
+        game = sgf.Sgf_game.from_string(text)
+    except ValueError as error:  # UnicodeEncodeError (a lone surrogate) included
+        raise SgfError(_parse_failure(text, error)) from None
+    root, *nodes = game.get_main_sequence()
+    size = game.get_size()
+    gm = _property(root, "GM", 1, "not a Go record")
+    if gm != 1:
+        raise SgfError(f"not a Go record (GM[{gm}])")
+    if root.get_raw_move()[0] is not None:
+        raise SgfError("moves in the root node are not supported")
+    moves, colours = _moves(nodes, size)
+    black_setup, white_setup = _setup(root, size)
+    empty_komi = root.has_property("KM") and root.get_raw("KM").strip() == b""
+    komi = 0.0 if empty_komi else _property(root, "KM", 0.0)  # KM[] as no komi
+    to_play = _property(root, "PL", "b")
     return GoRecord(
         size=size,
         komi=komi,
         moves=moves,
-        first=colours[0] if colours else int(root.get("PL", ["B"])[0].upper() == "W"),
-        black_setup=[point(v, "AB") for v in root.get("AB", [])],
-        white_setup=[point(v, "AW") for v in root.get("AW", [])],
-        result=root.get("RE", [""])[0],
-        black=root.get("PB", [""])[0],
-        white=root.get("PW", [""])[0],
+        first=colours[0] if colours else int(to_play == "w"),
+        black_setup=black_setup,
+        white_setup=white_setup,
+        result=_property(root, "RE", ""),
+        black=_property(root, "PB", ""),
+        white=_property(root, "PW", ""),
     )
 
 
-def _main_line(body: str) -> str:
-    """The node text of the main line. A game tree is ``( nodes {subtrees} )``, so the main
-    line continues into the first subtree and ends where that subtree closes: drop each
-    '(' and stop at the first ')' (bracketed values are copied verbatim)."""
-    out, i = [], 0
-    while i < len(body):
-        char = body[i]
-        if char == "[":
-            end = i + 1
-            while end < len(body) and body[end] != "]":
-                end += 2 if body[end] == "\\" else 1
-            out.append(body[i : end + 1])
-            i = end + 1
+def _property(node: sgf.Node, name: str, default, reason: str = ""):
+    """``name``'s value as sgfmill interprets it, ``default`` when the node lacks it."""
+    if not node.has_property(name):
+        return default
+    try:
+        return node.get(name)
+    except ValueError:
+        given = name + "".join(f"[{_show(raw)}]" for raw in node.get_raw_list(name)[:3])
+        raise SgfError(f"{reason or 'bad ' + name + ' property'} ({given})") from None
+
+
+def _show(raw: bytes) -> str:
+    """A raw value for a one-line message: short, control characters escaped."""
+    text = raw.decode("utf-8", "replace")
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= 20 else text[:17] + "..."
+
+
+def _action(point: tuple[int, int] | None, size: int) -> int:
+    """sgfmill's (row, col), row 0 at the BOTTOM (GTP's), or None (a pass) -> action."""
+    if point is None:
+        return size * size
+    row, col = point
+    return (size - 1 - row) * size + col
+
+
+def _moves(nodes: Sequence[sgf.Node], size: int) -> tuple[list[int], list[int]]:
+    """The moves of the main line after the root and who played each (0 Black, 1 White)."""
+    moves, colours = [], []
+    for node in nodes:
+        if node.has_setup_stones():
+            raise SgfError(
+                f"setup stones (AB/AW/AE) after move {len(moves)} are not supported; "
+                "only the root node may have them"
+            )
+        if node.has_property("B") and node.has_property("W"):
+            raise SgfError(f"move {len(moves) + 1}: a node with both a B and a W move")
+        colour, raw = node.get_raw_move()
+        if colour is None:
             continue
-        if char == ")":
-            break
-        if char != "(":
-            out.append(char)
-        i += 1
-    return "".join(out)
+        try:
+            point = node.get_move()[1]
+        except ValueError:
+            where = f"move {len(moves) + 1}: {_show(raw)!r}"
+            raise SgfError(f"{where} is not a point on a {size}x{size} board") from None
+        moves.append(_action(point, size))
+        colours.append(int(colour == "w"))
+    for k in range(1, len(colours)):
+        if colours[k] == colours[k - 1]:
+            raise SgfError(f"move {k + 1} repeats a colour; only alternating games load")
+    return moves, colours
 
 
-def _properties(node: str) -> dict[str, list[str]]:
-    props: dict[str, list[str]] = {}
-    for name, values in _PROPERTY.findall(node):
-        props[name] = [v.replace("\\]", "]").replace("\\\\", "\\") for v in _VALUE.findall(values)]
-    return props
+def _setup(root: sgf.Node, size: int) -> tuple[list[int], list[int]]:
+    """The root's AB and AW points in file order (a rectangle ``aa:bb`` row by row).
+    SgfError naming the first point given twice (in one list, or in two of AB/AW/AE)."""
+    stones: dict[str, list[int]] = {"AB": [], "AW": [], "AE": []}
+    seen = set()
+    for name, points in stones.items():
+        values = root.get_raw_list(name) if root.has_property(name) else []
+        if values == [b""]:
+            continue  # an empty list, AB[]
+        for raw in values:
+            try:
+                square = sgf_properties.interpret_point_list([raw], root.get_presenter())
+            except ValueError:
+                reason = f"{name}: {_show(raw)!r} is not a point or a rectangle of points"
+                raise SgfError(f"{reason} on a {size}x{size} board") from None
+            for action in sorted(_action(p, size) for p in square):
+                if action in seen:
+                    where = _point(action, size)
+                    raise SgfError(f"setup stones overlap at {where} (given twice in AB/AW/AE)")
+                seen.add(action)
+                points.append(action)
+    return stones["AB"], stones["AW"]
+
+
+def _parse_failure(text: str, error: ValueError) -> str:
+    """A one-line reason for sgfmill's ``error`` on ``text``."""
+    if isinstance(error, UnicodeError):
+        return f"the text is not valid Unicode ({error.reason})"
+    message = str(error)
+    data = text.encode("utf-8")
+    if message.startswith(("bad SZ property", "size out of range")):
+        size = _show(sgf_grammar.parse_sgf_game(data).sequence[0]["SZ"][0])
+        if ":" in size:
+            return f"SZ[{size}]: non-square boards are not supported"
+        return f"SZ[{size}]: the board size must be a number from 1 to 26"
+    if message == "unexpected end of SGF data":
+        _, end = sgf_grammar.tokenise(data)
+        rest = data[end:].strip()
+        if rest.startswith(b"["):
+            return "the SGF record is truncated: it ends inside a property value"
+        if not rest:
+            return "the SGF record is truncated: it ends before its game tree is closed"
+        line = data.count(b"\n", 0, end) + 1
+        return f"malformed SGF: cannot read {_show(rest)!r} (line {line})"
+    return f"malformed SGF: {message}"
 
 
 def record_from_moves(
