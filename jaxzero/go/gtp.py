@@ -16,13 +16,14 @@ benchmark code: ``benchmarks/gtp_referee.py``.
 
 from __future__ import annotations
 
+import io
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import jax
-import jax.numpy as jnp
 
 from envs.go import Go, GoState, action_to_gtp, gtp_to_action, score
 from jaxzero.run.agent import Agent
@@ -44,6 +45,8 @@ COMMANDS = (
     "quit",
 )
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
+# GTP 2 preprocessing drops the ASCII control characters but HT (LF ends the line).
+CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
 
 
 class GtpError(Exception):
@@ -94,16 +97,16 @@ class GtpEngine:
         return ""
 
     def boardsize(self, text: str) -> str:
-        try:
-            size = int(text)
-        except ValueError:
-            raise GtpError("boardsize not an integer") from None
-        if size != self.env.size:
+        if not _is_int(text):
+            raise GtpError("boardsize not an integer")
+        if text.lstrip("0") != str(self.env.size):  # no int(): it refuses 5000 digits
             raise GtpError("unacceptable size")
         return self.clear_board()
 
     def komi(self, text: str) -> str:
         try:
+            if not text.isascii() or "_" in text:  # float() takes "\u0663.\u0665", "3_5"
+                raise ValueError(text)
             komi = float(text)
         except ValueError:
             raise GtpError("komi not a float") from None
@@ -116,7 +119,8 @@ class GtpEngine:
         return ""
 
     def _step(self, action: int, inserted: bool = False) -> None:
-        self.history.append(self.env.step(self.state, jnp.int32(action)))
+        # state_from_moves steps under jit (env.step op by op took ~0.35 s a move on 6x6)
+        self.history.append(self.env.state_from_moves([action], self.state))
         self.inserted.append(inserted)
 
     def _to_move(self, colour: int) -> None:
@@ -131,6 +135,8 @@ class GtpEngine:
     def play(self, colour_text: str, vertex: str) -> str:
         colour = _colour(colour_text)
         try:
+            if not vertex.isascii():  # gtp_to_action reads Unicode digits as a row
+                raise ValueError(vertex)
             action = gtp_to_action(vertex, self.env.size)
         except ValueError:
             raise GtpError("invalid coordinate") from None
@@ -207,17 +213,19 @@ class GtpEngine:
         raise GtpError("unknown command")
 
     def respond(self, line: str) -> tuple[str | None, bool]:
-        """(response text or None for a blank line, whether the session ends)."""
-        line = line.split("#", 1)[0].replace("\t", " ").strip()
-        if not line:
+        """(response text or None for a blank line, whether the session ends). The line
+        is preprocessed as GTP 2 says: control characters but HT dropped, a ``#`` comment
+        cut, HT read as a space; words are separated by spaces; an id is ASCII digits."""
+        line = CONTROL.sub("", line).split("#", 1)[0].replace("\t", " ")
+        words = [word for word in line.split(" ") if word]
+        if not words:
             return None, False
-        words = line.split()
         ident = ""
-        if words[0].isdigit():
+        if _is_int(words[0]):
             ident, words = words[0], words[1:]
         if not words:
             return f"?{ident} empty command\n\n", False
-        name, args = words[0].lower(), words[1:]
+        name, args = _ascii_lower(words[0]), words[1:]
         try:
             result = self.execute(name, args)
         except GtpError as error:
@@ -225,18 +233,46 @@ class GtpEngine:
         sep = "" if not result or result.startswith("\n") else " "
         return f"={ident}{sep}{result}\n\n", name == "quit"
 
-    def serve(self, stdin: TextIO, stdout: TextIO) -> None:
-        for line in stdin:
+    def serve(self, stdin: TextIO | BinaryIO, stdout: TextIO | BinaryIO) -> None:
+        """Answer the commands on ``stdin`` until ``quit`` or the end of input. The engine
+        reads bytes (``stdin.buffer`` when ``stdin`` is a text stream over one, as
+        ``sys.stdin`` is, which would decode strictly) and decodes each line itself, an
+        undecodable byte becoming U+FFFD (so garbage is an unknown command); replies go
+        out ASCII, to a text or a binary ``stdout``."""
+        for line in _lines(stdin):
             response, done = self.respond(line)
             if response is not None:
-                stdout.write(response)
-                stdout.flush()
+                _write(stdout, response)
             if done:
                 return
 
 
+def _lines(stream: TextIO | BinaryIO) -> Iterator[str]:
+    for line in getattr(stream, "buffer", stream):
+        yield line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+
+
+def _write(stream: TextIO | BinaryIO, text: str) -> None:
+    data = text.encode("ascii", errors="replace")
+    if isinstance(stream, io.RawIOBase | io.BufferedIOBase):
+        stream.write(data)
+    else:
+        stream.write(data.decode("ascii"))
+    stream.flush()
+
+
+def _is_int(word: str) -> bool:
+    """An unsigned integer in ASCII digits (str.isdigit alone also takes "\u0661", "\u00b2")."""
+    return word.isascii() and word.isdigit()
+
+
+def _ascii_lower(word: str) -> str:
+    """``word`` lowercased if it is ASCII (Unicode lowercases the Kelvin sign to k)."""
+    return word.lower() if word.isascii() else word
+
+
 def _colour(text: str) -> int:
-    colour = COLOURS.get(text.lower())
+    colour = COLOURS.get(_ascii_lower(text))
     if colour is None:
         raise GtpError("invalid color")
     return colour
