@@ -122,9 +122,9 @@ class Checkpointer:
         self.shown = Path(run_dir) / CHECKPOINT_DIR  # as the user named it, for messages
         if not read_only:
             self._check_writable()
+        keeping = {"max_to_keep": max_to_keep, "keep_period": keep_every or None}
         options = ocp.CheckpointManagerOptions(
-            max_to_keep=max_to_keep,
-            keep_period=keep_every or None,
+            **({"save_interval_steps": 0} if read_only else keeping),
             create=not read_only,
             read_only=read_only,
             enable_async_checkpointing=False,  # a failed save raises here, not in a thread

@@ -104,11 +104,7 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
         return load_run_config(run_dir)
     assert config is not None
     if holds_run(run_dir):
-        if not force:
-            raise RunDirError(
-                f"{run_dir} already holds a run: add --resume to continue it, --force to "
-                f"start over (deletes it), or --out DIR for a new one"
-            )
+        refuse_overwrite(run_dir, force)
         for child in run_dir.iterdir():  # all but the lock this process holds
             if child.name != LOCK_FILE:
                 if child.is_dir():
@@ -121,6 +117,15 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
     except OSError as error:
         raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     return config
+
+
+def refuse_overwrite(run_dir: Path, force: bool) -> None:
+    """RunDirError when a new run would replace the run in ``run_dir`` without ``force``."""
+    if holds_run(run_dir) and not force:
+        raise RunDirError(
+            f"{run_dir} already holds a run: add --resume to continue it, --force to "
+            f"start over (deletes it), or --out DIR for a new one"
+        )
 
 
 def lock_run_dir(run_dir: Path) -> IO[str]:
@@ -235,8 +240,10 @@ def _prepare(
 ) -> tuple[Config, Trainer, IO[str] | None]:
     """The config and trainer of the run, its directory ready on every process, and the
     lock process 0 holds on it (:func:`lock_run_dir`; the caller closes it)."""
-    # A new run's trainer is built first, so that a bad mesh fails before the directory exists.
+    # A new run's trainer is built first, so that a bad mesh fails before the directory
+    # exists; a run in the way fails before that compile.
     if trainer is None and config is not None and not resume:
+        refuse_overwrite(run_dir, force)
         trainer = make_trainer(config)
     lock = None
     if sharding.is_main_process():
