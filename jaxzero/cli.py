@@ -259,6 +259,9 @@ def play(
         player = agent.search_player(simulations, search)
     except (UsageError, CheckpointError, ValueError) as error:
         _fail(str(error))
+    for stream in (sys.stdin, sys.stdout):  # bytes the locale cannot decode: an invalid move
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     try:
         play_game(
             agent,

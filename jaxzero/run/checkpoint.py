@@ -242,18 +242,21 @@ class Checkpointer:
             )
         damaged = damaged_file(self.directory / str(step))
         if damaged is not None:
-            intact = [s for s in self.steps() if s < step and not damaged_file(self._at(s))]
-            fallback = (
-                f"checkpoint {intact[-1]} is intact: use {self._at(intact[-1])}, or delete "
-                f"{self._at(step)} to resume from it"
-                if intact
-                else "no earlier checkpoint is intact: start a new run"
-            )
             raise CheckpointError(
                 f"checkpoint {step} in {self.shown} is damaged ({damaged} does not match "
-                f"its checksum); {fallback}"
+                f"its checksum); {self._fallback(step)}"
             )
         return step
+
+    def _fallback(self, step: int) -> str:
+        """What to do instead of loading the damaged checkpoint ``step``."""
+        intact = [s for s in self.steps() if s < step and not damaged_file(self._at(s))]
+        if not intact:
+            return "no earlier checkpoint is intact: start a new run"
+        return (
+            f"checkpoint {intact[-1]} is intact: use {self._at(intact[-1])}, or delete "
+            f"{self._at(step)} to resume from it"
+        )
 
     def _at(self, step: int) -> Path:
         return self.shown / str(step)
@@ -313,8 +316,8 @@ class Checkpointer:
             return self._manager.restore(step, args=ocp.args.Composite(**items))
         except Exception as error:  # orbax raises many types for damaged files
             raise CheckpointError(
-                f"checkpoint {step} in {self.shown} is unreadable "
-                f"({os_reason(error)}); an earlier one may be intact: {self.steps()}"
+                f"checkpoint {step} in {self.shown} is unreadable, its files incomplete or "
+                f"damaged ({os_reason(error)}); {self._fallback(step)}"
             ) from error
 
     def close(self) -> None:

@@ -128,32 +128,31 @@ def refuse_overwrite(run_dir: Path, force: bool) -> None:
         )
 
 
-def lock_run_dir(run_dir: Path) -> IO[str]:
+def lock_run_dir(run_dir: Path) -> IO[bytes]:
     """Take ``RUN/.lock`` for this process: an OS file lock (flock) held until the returned
     file is closed or the process ends, however it ends, so a killed run needs no manual
     unlocking. RunDirError naming the holder's PID when another process holds it."""
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        lock = open(run_dir / LOCK_FILE, "a+")  # noqa: SIM115 (the caller closes it)
+        # unbuffered: on a full disk the pid write fails here, never later in close()
+        lock = open(run_dir / LOCK_FILE, "a+b", buffering=0)  # noqa: SIM115 (caller closes)
     except OSError as error:
         raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock.seek(0)
-        holder = lock.read().strip() or "unknown"
+        holder = lock.read().decode(errors="replace").strip() or "unknown"
         lock.close()
         raise RunDirError(
             f"{run_dir} is being written by another jaxzero process (pid {holder}); wait for "
             "it to stop, or train into another --out"
         ) from None
     try:
-        lock.seek(0)
-        lock.truncate()
-        lock.write(f"{os.getpid()}\n")
-        lock.flush()
+        lock.truncate(0)
+        lock.write(f"{os.getpid()}\n".encode())
     except OSError:
-        pass  # a full disk: the lock holds without the pid written; saving will say why
+        pass  # a full disk: the lock holds without the pid written; writing the run says why
     return lock
 
 
@@ -237,7 +236,7 @@ def standard_hooks(
 
 def _prepare(
     run_dir: Path, config: Config | None, resume: bool, force: bool, trainer: Trainer | None
-) -> tuple[Config, Trainer, IO[str] | None]:
+) -> tuple[Config, Trainer, IO[bytes] | None]:
     """The config and trainer of the run, its directory ready on every process, and the
     lock process 0 holds on it (:func:`lock_run_dir`; the caller closes it)."""
     # A new run's trainer is built first, so that a bad mesh fails before the directory

@@ -1,0 +1,419 @@
+"""Fault injection: what a run survives, each probe reported survived / failed / skipped.
+
+    .venv/bin/python benchmarks/faults.py --kills 10 --seed 0 > docs/faults.md
+
+Every probe drives the real command line (``python -m jaxzero.cli``) on tiny tic-tac-toe
+runs in a scratch folder, and checks what a user would check afterwards:
+
+* ``kill -9`` at random moments, then ``--resume``, until the run is done: the final
+  TrainState equals an uninterrupted run's leaf for leaf, and metrics.jsonl its rows;
+* ``kill -9`` while a checkpoint is being written (seen as orbax's temporary folder);
+* a second writer on a run directory: refused in one line naming the first's PID;
+* a damaged byte in each file of a checkpoint: every load refuses it, naming the
+  intact checkpoint to fall back to; a truncated config.json: one line naming the file;
+* a read-only disk, a disk full at the start and one that fills during a save (a small
+  tmpfs; these need root and ``mount``, and are skipped with the reason otherwise):
+  one ``error:`` line, exit code 2, nothing the user had changed.
+
+"One line" means: exit code 2, no Python traceback, the last line starts with ``error:``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import hashlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import jax
+import numpy as np
+
+TINY = [
+    "selfplay.batch_size=8",
+    "selfplay.moves_per_iteration=3",
+    "replay.capacity=256",
+    "replay.min_size=16",
+    "optim.minibatch_size=16",
+    "optim.updates_per_iteration=2",
+    "search.num_simulations=4",
+    "evaluation.simulations=4",
+    "network.hidden_size=16",
+    "network.num_blocks=1",
+    "network.channels=8",
+    "network.value_hidden=16",
+    "train.log_every=1",
+]
+VOLATILE = ("elapsed", "positions_per_second")  # wall-clock columns of a metrics row
+SCRATCH: list[Path] = []  # folders whose paths are cut from the table
+ITERATIONS = 40  # of each tiny run: long enough that random kills land mid-training
+
+
+@dataclasses.dataclass
+class Outcome:
+    probe: str
+    result: str  # survived / failed / skipped
+    detail: str
+
+
+def jaxzero(*args: str, **popen) -> subprocess.Popen:
+    command = [sys.executable, "-m", "jaxzero.cli", *args]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen)
+
+
+def finish(*args: str, stdin: str = "") -> tuple[int, str]:
+    process = jaxzero(*args, stdin=subprocess.PIPE, text=True)
+    output, _ = process.communicate(stdin, timeout=600)
+    return process.returncode, output
+
+
+def one_line_error(code: int, output: str) -> str:
+    """'' when ``output`` is one clean ``error:`` line with exit code 2, else what is wrong."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    if code != 2:
+        return f"exit code {code}"
+    if "Traceback" in output:
+        return f"a traceback ({len(lines)} lines)"
+    if not lines or not lines[-1].startswith("error: "):
+        return "no error: line"
+    return ""
+
+
+def train_args(run: Path, iterations: int, every: int, *, resume: bool) -> list[str]:
+    if resume:
+        return ["train", "--resume", "--out", str(run), "--iterations", str(iterations)]
+    config = [*TINY, f"train.checkpoint_every={every}"]
+    return ["train", "tic_tac_toe", *config, "--out", str(run), "--iterations", str(iterations)]
+
+
+def restore_state(run: Path):
+    from jaxzero.core.loop import make_trainer
+    from jaxzero.run.checkpoint import Checkpointer
+    from jaxzero.run.driver import load_run_config
+
+    abstract = jax.eval_shape(make_trainer(load_run_config(run)).init, jax.random.key(0))
+    with Checkpointer(run, read_only=True) as checkpointer:
+        return checkpointer.restore(abstract)[0]
+
+
+def rows(run: Path) -> list[dict]:
+    import json
+
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    return [{k: v for k, v in json.loads(x).items() if k not in VOLATILE} for x in lines]
+
+
+def same_run(run: Path, reference: Path) -> str:
+    """'' when ``run`` ended where ``reference`` did, else the first difference."""
+    a, b = restore_state(run), restore_state(reference)
+    pairs = zip(jax.tree_util.tree_leaves_with_path(a), jax.tree.leaves(b), strict=True)
+    for (path, x), y in pairs:
+        if not np.array_equal(_raw(x), _raw(y)):
+            return f"state differs at {jax.tree_util.keystr(path)}"
+    if rows(run) != rows(reference):
+        return f"metrics.jsonl differs ({len(rows(run))} rows, {len(rows(reference))} expected)"
+    return ""
+
+
+def _raw(x) -> np.ndarray:
+    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(x))
+    return np.asarray(x)
+
+
+def holds_run(run: Path) -> bool:
+    return (run / "config.json").exists()
+
+
+def kill_and_resume(run: Path, every: int, moments: list[Callable[..., None]]) -> int:
+    """Train ``run`` to ITERATIONS, killing it (-9) once per moment: each start (or resume)
+    waits for ``moment(run, process)`` and is killed if still running; then one last
+    resume finishes the run. Returns the kills made (a start may finish the run first)."""
+    made = 0
+    for moment in moments:
+        process = jaxzero(*train_args(run, ITERATIONS, every, resume=holds_run(run)))
+        moment(run, process)
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            made += 1
+        process.wait()
+    code, output = finish(*train_args(run, ITERATIONS, every, resume=holds_run(run)))
+    if code != 0:
+        raise RuntimeError(f"the last resume failed:\n{output[-2000:]}")
+    return made
+
+
+def after(seconds: float) -> Callable[..., None]:
+    def wait(run: Path, process: subprocess.Popen) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=seconds)
+
+    return wait
+
+
+def random_kills(scratch: Path, reference: Path, kills: int, rng: random.Random) -> Outcome:
+    run = scratch / "killed"
+    made = kill_and_resume(run, 2, [after(rng.uniform(2.0, 16.0)) for _ in range(kills)])
+    problem = same_run(run, reference)
+    detail = problem or f"final state and all {len(rows(run))} rows as uninterrupted"
+    result = "failed" if problem else "survived"
+    return Outcome(f"{made} kill -9 at random moments, each resumed", result, detail)
+
+
+def during_save(run: Path, process: subprocess.Popen) -> None:
+    """Return as soon as a checkpoint is being written (or the process has ended)."""
+    while process.poll() is None:
+        if any((run / "checkpoints").glob("*.orbax-checkpoint-tmp*")):
+            return
+        time.sleep(0.001)
+
+
+def kill_during_save(scratch: Path, reference: Path, kills: int) -> Outcome:
+    run = scratch / "killed_saving"
+    made = kill_and_resume(run, 1, [during_save] * kills)
+    problem = same_run(run, reference)
+    detail = problem or "final state and all rows as uninterrupted"
+    result = "failed" if problem else "survived"
+    return Outcome(f"{made} kill -9 during a checkpoint save, each resumed", result, detail)
+
+
+def two_writers(scratch: Path) -> Outcome:
+    run = scratch / "two_writers"
+    first = jaxzero(*train_args(run, 40, 2, resume=False))
+    while not (run / "metrics.jsonl").exists() and first.poll() is None:
+        time.sleep(0.2)
+    code, output = finish(*train_args(run, 40, 2, resume=True))
+    first.send_signal(signal.SIGTERM)  # stops after the iteration, saving
+    first.wait(timeout=300)
+    problem = one_line_error(code, output) or (
+        "" if f"(pid {first.pid})" in output else "the holder's pid not named"
+    )
+    iterations = [r["iteration"] for r in rows(run)]
+    if iterations != list(range(1, len(iterations) + 1)):
+        problem = problem or "metrics.jsonl rows interleaved"
+    return Outcome(
+        "a second writer on the run directory",
+        "failed" if problem else "survived",
+        problem or _last(output),
+    )
+
+
+def tree_digest(folder: Path) -> str:
+    """One hash of every file's path and bytes under ``folder``: did anything change?"""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != ".lock"):
+        digest.update(str(path.relative_to(folder)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def damaged_checkpoints(scratch: Path, reference: Path) -> list[Outcome]:
+    """A flipped byte in each file of the latest checkpoint, one file at a time: every
+    load must refuse it (in this process: the agent loader and the resume's restore);
+    then the command line once, for the one-line error naming the fallback."""
+    from jaxzero.run.agent import load_agent
+    from jaxzero.run.checkpoint import CheckpointError
+
+    run = scratch / "damaged"
+    shutil.copytree(reference, run)
+    step = max(int(p.name) for p in (run / "checkpoints").iterdir() if p.name.isdigit())
+    folder = run / "checkpoints" / str(step)
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    accepted = []
+    for path in files:
+        original = path.read_bytes()
+        path.write_bytes(_flipped(original))
+        for load in (lambda: load_agent(run), lambda: restore_state(run)):
+            try:
+                load()
+                accepted.append(str(path.relative_to(folder)))
+            except CheckpointError:
+                pass
+        path.write_bytes(original)
+    path = max(files, key=lambda p: p.stat().st_size)
+    path.write_bytes(_flipped(path.read_bytes()))
+    code, output = finish("analyze", "tic_tac_toe", "--checkpoint", str(run))
+    problem = one_line_error(code, output) or (
+        "" if "is intact" in output else "no intact checkpoint named"
+    )
+    return [
+        Outcome(
+            f"a damaged byte in each of the {len(files)} files of a checkpoint",
+            "failed" if accepted else "survived",
+            f"loaded anyway: {', '.join(accepted)}" if accepted else "every load refused it",
+        ),
+        Outcome(
+            "`jaxzero analyze` on a damaged checkpoint",
+            "failed" if problem else "survived",
+            problem or _last(output),
+        ),
+    ]
+
+
+def _flipped(data: bytes) -> bytes:
+    if not data:
+        return b"\x00"
+    raw = bytearray(data)
+    raw[len(raw) // 2] ^= 0xFF
+    return bytes(raw)
+
+
+def truncated_config(scratch: Path, reference: Path) -> Outcome:
+    run = scratch / "truncated_config"
+    shutil.copytree(reference, run)
+    text = (run / "config.json").read_text()
+    (run / "config.json").write_text(text[: len(text) // 2])
+    code, output = finish(*train_args(run, ITERATIONS + 2, 2, resume=True))
+    problem = one_line_error(code, output) or (
+        "" if "config.json" in output.splitlines()[-1] else "the file not named"
+    )
+    result = "failed" if problem else "survived"
+    return Outcome("a truncated config.json, --resume", result, problem or _last(output))
+
+
+def _last(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+@contextlib.contextmanager
+def tmpfs(size: str) -> Iterator[Path | None]:
+    """A small tmpfs mounted on a new folder (None where the machine does not allow it)."""
+    folder = Path(tempfile.mkdtemp(prefix="jaxzero-faults-"))
+    SCRATCH.append(folder)
+    mounted = (
+        os.geteuid() == 0
+        and subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                           capture_output=True).returncode == 0
+    )  # fmt: skip
+    try:
+        yield folder if mounted else None
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+NO_TMPFS = "needs root and mount to make a small tmpfs; not available here"
+
+
+def read_only_disk(reference: Path) -> list[Outcome]:
+    commands = {
+        "train --resume": lambda run: train_args(run, ITERATIONS + 2, 2, resume=True),
+        "report": lambda run: ["report", str(run)],
+        "eval": lambda run: ["eval", str(run), "--games", "2", "--opponents", "random"],
+    }
+    with tmpfs("16m") as disk:
+        if disk is None:
+            return [Outcome(f"read-only disk: {name}", "skipped", NO_TMPFS) for name in commands]
+        run = disk / "run"
+        shutil.copytree(reference, run)
+        before = tree_digest(run)
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        outcomes = []
+        for name, args in commands.items():
+            code, output = finish(*args(run))
+            problem = one_line_error(code, output)
+            if tree_digest(run) != before:
+                problem = problem or "files changed"
+            result = "failed" if problem else "survived"
+            outcomes.append(Outcome(f"read-only disk: {name}", result, problem or _last(output)))
+        code, output = finish("play", "--checkpoint", str(run), stdin="5\n1\n2\n3\n4\n6\n7\n8\n9\n")
+        result = "survived" if code in (0, 2) and "Traceback" not in output else "failed"
+        outcomes.append(Outcome("read-only disk: play", result, _last(output)))
+        return outcomes
+
+
+def full_disk_at_start() -> Outcome:
+    with tmpfs("1m") as disk:
+        if disk is None:
+            return Outcome("disk full at the start", "skipped", NO_TMPFS)
+        with contextlib.suppress(OSError), open(disk / "filler", "wb") as filler:
+            while True:
+                filler.write(b"\0" * 65536)
+                filler.flush()
+        run = disk / "run"
+        code, output = finish(*train_args(run, 4, 2, resume=False))
+        problem = one_line_error(code, output)
+        if run.exists():
+            problem = problem or f"a half-made run directory left: {sorted(os.listdir(run))}"
+        result = "failed" if problem else "survived"
+        return Outcome("disk full at the start (new run)", result, problem or _last(output))
+
+
+def full_disk_mid_save() -> Outcome:
+    """A disk that fills during a save: one line, the previous checkpoint intact (it
+    loads), and after space is freed the run resumes from it."""
+    from jaxzero.run.agent import load_agent
+
+    with tmpfs("900k") as disk:
+        if disk is None:
+            return Outcome("disk fills during a save", "skipped", NO_TMPFS)
+        run = disk / "run"
+        code, output = finish(*train_args(run, 400, 1, resume=False))
+        problem = one_line_error(code, output)
+        if "No space left on device" not in output:
+            problem = problem or "the full disk not named"
+        try:
+            intact = load_agent(run).iteration
+        except Exception as error:  # noqa: BLE001 (any failure to load is the finding)
+            problem, intact = problem or f"no intact checkpoint loads ({error})", None
+        subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
+        code, resumed = finish(*train_args(run, (intact or 0) + 2, 1, resume=True))
+        if code != 0:
+            problem = problem or f"resume after freeing space failed: {_last(resumed)}"
+        detail = problem or f"{_last(output)} (resumed from {intact} once space was freed)"
+        return Outcome("disk fills during a save", "failed" if problem else "survived", detail)
+
+
+def shown(text: str) -> str:
+    for folder in SCRATCH:
+        text = text.replace(f"{folder}/", "")
+    return text.replace("|", "\\|")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=10, help="random kill -9s of one run")
+    parser.add_argument("--save-kills", type=int, default=4, help="kill -9s during a save")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
+    args = parser.parse_args()
+    begin = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="jaxzero-faults-") as folder:
+        scratch = Path(folder)
+        SCRATCH.append(scratch)
+        reference = scratch / "reference"
+        code, output = finish(*train_args(reference, ITERATIONS, 2, resume=False))
+        if code != 0:
+            sys.exit(f"the uninterrupted reference run failed:\n{output[-2000:]}")
+        outcomes = [
+            random_kills(scratch, reference, args.kills, random.Random(args.seed)),
+            kill_during_save(scratch, reference, args.save_kills),
+            two_writers(scratch),
+            *damaged_checkpoints(scratch, reference),
+            truncated_config(scratch, reference),
+            *read_only_disk(reference),
+            full_disk_at_start(),
+            full_disk_mid_save(),
+        ]
+    print(f"Fault probes on tiny tic-tac-toe runs of {ITERATIONS} iterations; "
+          f"{time.monotonic() - begin:.0f} s in all.\n")  # fmt: skip
+    print("| probe | result | what happened |\n|---|---|---|")
+    for outcome in outcomes:
+        print(f"| {outcome.probe} | {outcome.result} | {shown(outcome.detail)} |")
+    failed = [o.probe for o in outcomes if o.result == "failed"]
+    print(f"\n{len(outcomes) - len(failed)} of {len(outcomes)} survived or skipped; failed: "
+          f"{', '.join(failed) or 'none'}")  # fmt: skip
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
