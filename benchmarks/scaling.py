@@ -3,10 +3,13 @@
 Each device count runs in its own subprocess (one compile, then timed iterations of the
 full compiled iteration: self-play, replay writes, gradient updates). By default the
 devices are forced host-platform CPU devices
-(``--xla_force_host_platform_device_count=N``); they share the machine's cores, so
-the speed-up cannot exceed 1 and the table measures the partitioning's overhead, not a
-gain. ``--real`` uses the first N devices of the default backend (GPUs) instead.
+(``--xla_force_host_platform_device_count=N``). ``--single-thread`` makes each of them
+run its kernels on one thread (``--xla_cpu_multi_thread_eigen=false
+intra_op_parallelism_threads=1``), so that N devices on N cores compare with one device
+on one core, as N accelerators compare with one. ``--real`` uses the first N devices of
+the default backend (GPUs) instead.
 
+    python benchmarks/scaling.py --game connect_four --single-thread --devices 1 2
     python benchmarks/scaling.py                                  # tic_tac_toe, 1 2 4 CPU
     python benchmarks/scaling.py --game connect_four --real --devices 1 2 4 8
     python benchmarks/scaling.py --weak   # global sizes grow with N (same work per device)
@@ -95,6 +98,9 @@ def main() -> None:
     parser.add_argument("--game", default="tic_tac_toe", help="a preset name")
     parser.add_argument("--devices", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--real", action="store_true", help="real devices, not forced CPUs")
+    parser.add_argument(
+        "--single-thread", action="store_true", help="forced CPU devices, one thread each"
+    )
     parser.add_argument("--weak", action="store_true", help="global sizes scale with N")
     parser.add_argument("--iterations", type=int, default=3, help="iterations per repeat")
     parser.add_argument("--repeats", type=int, default=3)
@@ -107,7 +113,8 @@ def main() -> None:
         return
 
     print(
-        f"# {args.game}, {'real devices' if args.real else 'forced CPU devices'}, "
+        f"# {args.game}, {'real devices' if args.real else 'forced CPU devices'}"
+        f"{', one thread each' if args.single_thread else ''}, "
         f"{'weak' if args.weak else 'strong'} scaling, overrides "
         f"{DEFAULT_OVERRIDES if args.game == 'tic_tac_toe' else {}} {args.set}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
@@ -121,9 +128,10 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         if not args.real:
             env["JAX_PLATFORMS"] = "cpu"
-            env["XLA_FLAGS"] = (
-                env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={n}"
-            ).strip()
+            flags = f" --xla_force_host_platform_device_count={n}"
+            if args.single_thread:
+                flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + flags).strip()
         command = [sys.executable, __file__, "--worker", str(n), "--game", args.game]
         command += ["--iterations", str(args.iterations), "--repeats", str(args.repeats)]
         command += ["--warmup", str(args.warmup)] + (["--weak"] if args.weak else [])

@@ -3,6 +3,7 @@
 import dataclasses
 import errno
 import json
+import logging
 import os
 import shutil
 import signal
@@ -189,14 +190,28 @@ def test_damaged_weights_are_refused_by_every_command(tmp_path, straight, train_
 # --- metrics.jsonl equals an uninterrupted run's -----------------------------------------
 
 
-def test_rows_after_the_restored_checkpoint_are_dropped_on_resume(tmp_path, straight, train_run):
+def test_rows_after_the_restored_checkpoint_are_dropped_on_resume(
+    tmp_path, straight, train_run, caplog
+):
     run = _copy(straight, tmp_path)
     # killed after writing iteration 4's row but before its checkpoint, mid-way through a row
     shutil.rmtree(run / "checkpoints" / "4")
     with open(run / "metrics.jsonl", "a") as file:
         file.write('{"iteration": 5, "policy_lo')
-    assert train_run(run, resume=True, iterations=4).iterations == 4
+    with caplog.at_level(logging.WARNING, logger="absl"):
+        assert train_run(run, resume=True, iterations=4).iterations == 4
     assert _rows(run) == _rows(straight)
+    assert "Metadata file does not exist" not in caplog.text  # resuming warns of nothing
+
+
+def test_a_config_that_no_longer_matches_its_checkpoint_is_named(tmp_path, straight):
+    run = _copy(straight, tmp_path)
+    config = json.loads((run / "config.json").read_text())
+    config["network"]["hidden_size"] *= 2  # edited by hand after training
+    (run / "config.json").write_text(json.dumps(config))
+    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
+    assert "was written under another config" in line and "saved," in line
+    assert "compare the run's config.json with" in line and "TensorStore" not in line
 
 
 def test_sigterm_during_the_hooks_keeps_the_row_of_its_iteration(

@@ -57,48 +57,69 @@ def _result(proc: subprocess.Popen, timeout: float = 300) -> dict:
 
 
 FOUR_DEVICES = """
-    import json
+    import json, re
     import jax
     import numpy as np
+    from jaxzero.core import sharding
     from jaxzero.core.config import apply_overrides
     from jaxzero.core.presets import get_preset
-    from jaxzero.core.loop import make_trainer
+    from jaxzero.core.loop import make_step, make_trainer
 
     assert jax.device_count() == 4, jax.devices()
     tiny = json.loads({tiny!r})
-    results = {{}}
-    for n in (1, 4):
-        config = apply_overrides(get_preset("tic_tac_toe"), tiny | {{"num_devices": n}})
-        trainer = make_trainer(config)
-        state = trainer.init(jax.random.key(0))
-        for _ in range(3):
-            state, metrics, _ = trainer.iteration(state)
-        results[n] = (trainer, state, metrics)
+    config = apply_overrides(get_preset("tic_tac_toe"), tiny | {{"num_devices": 4}})
+    trainer = make_trainer(config)
+    start = trainer.init(jax.random.key(0))
+    state = start
+    for _ in range(3):
+        state, metrics, moves = trainer.iteration(state)
+
+    # The same per-device program on one device: vmap over the 4 shards, same axis name.
+    abstract = jax.eval_shape(trainer.init, jax.random.key(0))
+    axes = jax.tree.map(lambda s: 0 if s.spec else None,
+                        sharding.state_shardings(abstract, sharding.make_mesh(4)))
+    split = lambda x, a: x if a is None else x.reshape(4, x.shape[0] // 4, *x.shape[1:])
+    join = lambda x, a: x if a is None else x.reshape(-1, *x.shape[2:])
+    step = make_step(config, trainer.env, trainer.apply_fn, trainer.optimizer,
+                     axis_name=sharding.DATA_AXIS, shards=4)
+    one = jax.jit(jax.vmap(step, in_axes=(axes,), out_axes=(axes, None, 1),
+                           axis_name=sharding.DATA_AXIS, axis_size=4), device=jax.devices()[0])
+    reference = jax.tree.map(split, jax.device_get(start), axes)
+    for _ in range(3):
+        reference, ref_metrics, ref_moves = one(reference)
+    reference = jax.tree.map(join, reference, axes)
 
     flat = lambda tree: np.concatenate([np.ravel(x) for x in jax.tree.leaves(tree)])
-    (t1, s1, m1), (t4, s4, m4) = results[1], results[4]
-    p1, p4 = flat(jax.device_get(s1.params)), flat(jax.device_get(s4.params))
-    obs1, obs4 = np.asarray(s1.replay.observation), np.asarray(s4.replay.observation)
-    p0 = flat(jax.device_get(t1.init(jax.random.key(0)).params))
+    p4, p1 = flat(jax.device_get(state.params)), flat(jax.device_get(reference.params))
+    p0 = flat(jax.device_get(start.params))
+    hlo = trainer.iteration.lower(state).compile().as_text()
+    kinds = r"\\s(all-gather|all-reduce|collective-permute|all-to-all)(-start)?\\("
+    collectives = [(re.search(kinds, line).group(1), re.search(r'op_name="([^"]*)"', line))
+                   for line in hlo.splitlines() if re.search(kinds, line)]
     out = {{
         "max_param_diff": float(np.abs(p1 - p4).max()),
         "max_param": float(np.abs(p1).max()),
-        "params_moved": float(np.abs(p1 - p0).max()),
-        "updates": [int(s1.updates), int(s4.updates)],
-        "positions_written": [int(s1.positions_written), int(s4.positions_written)],
-        "replay_equal": bool(np.array_equal(obs1, obs4)),
-        "policy_loss": [float(m1["policy_loss"]), float(m4["policy_loss"])],
-        "compiles": [t1.iteration._cache_size(), t4.iteration._cache_size()],
-        "replay_spec": list(s4.replay.observation.sharding.spec),
-        "replay_shard_rows": [s.data.shape[0] for s in s4.replay.observation.addressable_shards],
-        "games_shard_rows": [s.data.shape[0] for s in s4.selfplay.length.addressable_shards],
+        "params_moved": float(np.abs(p4 - p0).max()),
+        "updates": [int(state.updates), int(reference.updates)],
+        "positions_written": [int(state.positions_written), int(reference.positions_written)],
+        "replay_equal": bool(np.array_equal(np.asarray(state.replay.observation),
+                                            np.asarray(reference.replay.observation))),
+        "ring_sizes": [np.asarray(state.replay.size).tolist(),
+                       np.asarray(reference.replay.size).tolist()],
+        "moves_equal": bool(np.array_equal(np.asarray(moves["action"]),
+                                           np.asarray(ref_moves["action"]).reshape(9, -1))),
+        "policy_loss": [float(metrics["policy_loss"]), float(ref_metrics["policy_loss"])],
+        "collectives": [[kind, m.group(1) if m else ""] for kind, m in collectives],
+        "compiles": trainer.iteration._cache_size(),
+        "replay_spec": list(state.replay.observation.sharding.spec),
+        "replay_shard_rows": [s.data.shape[0] for s in state.replay.observation.addressable_shards],
+        "games_shard_rows": [s.data.shape[0] for s in state.selfplay.length.addressable_shards],
         "params_replicated": all(
-            x.sharding.is_fully_replicated for x in jax.tree.leaves(s4.params)
+            x.sharding.is_fully_replicated for x in jax.tree.leaves(state.params)
         ),
         "opt_replicated": all(
-            x.sharding.is_fully_replicated for x in jax.tree.leaves(s4.opt_state)
+            x.sharding.is_fully_replicated for x in jax.tree.leaves(state.opt_state)
         ),
-        "mesh_devices": [len(s.replay.observation.sharding.device_set) for s in (s1, s4)],
     }}
     print("RESULT " + json.dumps(out))
 """
@@ -111,20 +132,33 @@ def four_devices() -> dict:
     return _result(proc)
 
 
-def test_four_devices_give_the_parameters_of_one(four_devices):
+def test_four_devices_compute_what_one_device_computes_of_their_shards(four_devices):
+    """Each device plays its own games with its own key (shard_map); one device running
+    the same per-device program over the four shards (vmap) ends in the same state."""
     r = four_devices
-    assert r["mesh_devices"] == [1, 4]
     assert r["updates"][0] == r["updates"][1] > 0
     assert r["params_moved"] > 1e-4  # the updates did change the parameters
     assert r["max_param_diff"] <= 1e-5 * max(1.0, r["max_param"]), r
-    # Self-play is the same computation: same games, same replay contents.
     assert r["positions_written"][0] == r["positions_written"][1] > 0
-    assert r["replay_equal"]
+    assert r["replay_equal"] and r["moves_equal"]
+    assert r["ring_sizes"][0] == r["ring_sizes"][1] and len(r["ring_sizes"][0]) == 4
     assert r["policy_loss"][1] == pytest.approx(r["policy_loss"][0], rel=1e-5)
 
 
+def test_no_collective_inside_self_play(four_devices):
+    """Self-play and its search are per device: the compiled iteration's collectives are
+    the metric sums, the gradient mean of each update and the gather of the moves played
+    (after the loop), none inside the self-play scope."""
+    collectives = four_devices["collectives"]
+    assert not [name for _, name in collectives if "selfplay" in name], collectives
+    reductions = [name for kind, name in collectives if kind == "all-reduce"]
+    assert reductions and all(name.endswith(("psum", "pmean")) for name in reductions)
+    assert any("while/body" in name for name in reductions)  # the updates' gradient mean
+    assert {kind for kind, _ in collectives} == {"all-reduce", "all-gather"}, collectives
+
+
 def test_sharded_iteration_compiles_once(four_devices):
-    assert four_devices["compiles"] == [1, 1]
+    assert four_devices["compiles"] == 1
 
 
 def test_state_is_split_along_data_and_networks_replicated(four_devices):

@@ -64,7 +64,10 @@ class NetworkConfig:
     """The policy/value network (see ``jaxzero.core.networks``).
 
     ``kind`` "auto" picks a ResNet for board observations (rank 3, H x W x C) and an MLP
-    for anything else; "resnet" and "mlp" force one ("mlp" flattens a board).
+    for anything else; "resnet" and "mlp" force one ("mlp" flattens a board). ``dtype``
+    "bfloat16" computes the network in bfloat16 (mixed precision: parameters, optimiser
+    state, targets and the network's outputs stay float32); worth it on GPUs and TPUs,
+    slower on most CPUs.
     """
 
     kind: Literal["auto", "resnet", "mlp"] = "auto"
@@ -74,6 +77,7 @@ class NetworkConfig:
     value_hidden: int = 0  # ResNet value head: units of its hidden layer (0: channels)
     hidden_size: int = 128  # MLP: width of each hidden layer
     num_layers: int = 2  # MLP: hidden layers
+    dtype: Literal["float32", "bfloat16"] = "float32"  # compute dtype of the network
 
     def __post_init__(self) -> None:
         _at_least(self, 1, "num_blocks", "channels", "value_channels", "hidden_size", "num_layers")

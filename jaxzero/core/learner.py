@@ -62,14 +62,23 @@ def loss_fn(
 
 
 def make_update_fn(
-    apply_fn: ApplyFn, optimizer: optax.GradientTransformation, config: OptimConfig
+    apply_fn: ApplyFn,
+    optimizer: optax.GradientTransformation,
+    config: OptimConfig,
+    axis_name: str | None = None,
 ) -> Callable:
-    """``update(params, opt_state, batch) -> (params, opt_state, metrics)``: one step."""
+    """``update(params, opt_state, batch) -> (params, opt_state, metrics)``: one step.
+
+    ``axis_name``: inside ``shard_map`` over that mesh axis, each device holds a share of
+    the minibatch; gradients and metrics are averaged over the axis (``pmean``), so every
+    device takes the step of the whole minibatch."""
 
     def update(params, opt_state, batch: Batch):
         grads, metrics = jax.grad(loss_fn, has_aux=True)(
             params, apply_fn, batch, config.value_loss_weight
         )
+        if axis_name is not None:
+            grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
         metrics["grad_norm"] = optax.tree.norm(grads)

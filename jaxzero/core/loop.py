@@ -29,6 +29,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import PartitionSpec as P
 
 import envs
 from envs.core import Env, state_dataclass
@@ -83,19 +84,19 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
 
     ``init`` and ``iteration`` run data-parallel over a mesh of ``config.num_devices``
     devices (``jaxzero.core.sharding``): games, replay and minibatches split, networks
-    replicated. One device is a mesh of one.
+    replicated. On n > 1 devices the iteration runs under ``jax.shard_map``: each device
+    plays and searches its own B / n games with its own key into its own ring of replay,
+    and samples its share of each minibatch from it; the only collectives are the
+    gradient mean of each update and the metric sums. One device is today's program.
     """
     mesh = sharding.make_mesh(config.num_devices)
     sharding.check_divisible(config, mesh.size)
+    shards = mesh.size
     env = envs.make(config.game) if env is None else env
     network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
     optimizer = learner.make_optimizer(config.optim)
-    play = selfplay.make_selfplay_fn(config, env, apply_fn)
-    update = learner.make_update_fn(apply_fn, optimizer, config.optim)
-    symmetries = env.symmetries if config.replay.augment else None
-    b, t = config.selfplay.batch_size, config.selfplay.moves_per_iteration
-    optim = config.optim
+    b = config.selfplay.batch_size
 
     def init(key: Array) -> TrainState:
         if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
@@ -106,7 +107,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             params=params,
             best_params=jax.tree.map(jnp.copy, params),
             opt_state=optimizer.init(params),
-            replay=replay.init_replay(env, config.replay.capacity),
+            replay=replay.init_replay(env, config.replay.capacity, shards),
             selfplay=selfplay.init_selfplay(env, b, k_games),
             key=jax.random.key_data(key),
             iteration=jnp.int32(0),
@@ -115,17 +116,79 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             updates=jnp.int32(0),
         )
 
-    def iteration(state: TrainState):
+    state_sharding = sharding.state_shardings(jax.eval_shape(init, jax.random.key(0)), mesh)
+    if shards == 1:
+        step = make_step(config, env, apply_fn, optimizer)
+    else:
+        step = jax.shard_map(
+            make_step(
+                config, env, apply_fn, optimizer, axis_name=sharding.DATA_AXIS, shards=shards
+            ),
+            mesh=mesh,
+            in_specs=(sharding.specs(state_sharding),),
+            out_specs=(sharding.specs(state_sharding), P(), P(None, sharding.DATA_AXIS)),
+            check_vma=False,  # mctx's loops start from unvarying constants; see make_step
+        )
+    return Trainer(
+        config=config,
+        env=env,
+        network=network,
+        apply_fn=apply_fn,
+        optimizer=optimizer,
+        init=jax.jit(init, out_shardings=state_sharding),
+        iteration=jax.jit(
+            step,
+            in_shardings=(state_sharding,),
+            # moves [T, B] gathered (once, after the loop): every process may record games
+            out_shardings=(state_sharding, sharding.replicated(mesh), sharding.replicated(mesh)),
+            donate_argnums=(0,) if donate else (),
+        ),
+    )
+
+
+def make_step(
+    config: Config,
+    env: Env,
+    apply_fn: networks.ApplyFn,
+    optimizer: optax.GradientTransformation,
+    *,
+    axis_name: str | None = None,
+    shards: int = 1,
+) -> Callable:
+    """The iteration on what one device holds: ``step(state) -> (state, metrics, moves)``.
+
+    Without ``axis_name`` it is the whole iteration on one device. With it, ``step`` runs
+    inside ``shard_map`` over ``shards`` devices (or inside ``vmap`` with that axis name
+    and size, which computes the same on one device): ``state`` holds this device's games
+    and replay ring (:func:`jaxzero.core.replay.local`), its keys are folded with the
+    device's index, and gradients, counts and sums are reduced over the axis."""
+    play = selfplay.make_selfplay_fn(config, env, apply_fn)
+    update = learner.make_update_fn(apply_fn, optimizer, config.optim, axis_name)
+    symmetries = env.symmetries if config.replay.augment else None
+    optim = config.optim
+    b, t = config.selfplay.batch_size, config.selfplay.moves_per_iteration
+    minibatch = optim.minibatch_size // shards
+
+    def total(x: Array) -> Array:
+        return x if axis_name is None else jax.lax.psum(x, axis_name)
+
+    def own(key: Array) -> Array:
+        return key if axis_name is None else jax.random.fold_in(key, jax.lax.axis_index(axis_name))
+
+    def step(state: TrainState):
         key = jax.random.wrap_key_data(state.key)
         key, k_play, k_learn = jax.random.split(key, 3)
-        sp, buffer, sums, moves = play(state.best_params, state.selfplay, state.replay, k_play)
+        ring = state.replay if axis_name is None else replay.local(state.replay)
+        with jax.named_scope("selfplay"):  # tests read this scope's collectives: none
+            sp, buffer, sums, moves = play(state.best_params, state.selfplay, ring, own(k_play))
+        sums = jax.tree.map(total, sums)
         written = sums["positions_written"].astype(jnp.int32)
-        ready = buffer.size >= config.replay.min_size
+        size = total(buffer.size)
+        ready = size >= config.replay.min_size
 
         def learn(carry, k):
             params, opt_state = carry
-            batch = replay.sample(buffer, k, optim.minibatch_size, symmetries)
-            batch = sharding.shard_batch(batch, mesh)  # gradients averaged over the mesh
+            batch = replay.sample(buffer, own(k), minibatch, symmetries)
             new_params, new_opt_state, m = update(params, opt_state, batch)
             params, opt_state = jax.tree.map(
                 lambda new, old: jnp.where(ready, new, old),
@@ -140,7 +203,10 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             jax.random.split(k_learn, optim.updates_per_iteration),
         )
 
-        value_error = _recent_value_error(state.best_params, buffer, optim.minibatch_size)
+        error_sum, error_count = _recent_value_error(
+            apply_fn, state.best_params, buffer, max(minibatch, 1)
+        )
+        value_error = total(error_sum) / jnp.maximum(total(error_count), 1.0)
         games = sums["games_finished"]
         per_game = jnp.maximum(games, 1.0)
         positions = jnp.float32(b * t)
@@ -160,7 +226,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             "first_player_win_rate": sums["first_player_wins"] / per_game,
             "draw_rate": sums["draws"] / per_game,
             "first_player_loss_rate": sums["first_player_losses"] / per_game,
-            "buffer_fill": buffer.size.astype(jnp.float32) / buffer.capacity,
+            "buffer_fill": size.astype(jnp.float32) / (buffer.capacity * shards),
             "positions_written": (state.positions_written + written).astype(jnp.float32),
             "updated": readyf,
         }
@@ -168,7 +234,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             params=params,
             best_params=state.best_params if config.gate.enabled else params,
             opt_state=opt_state,
-            replay=buffer,
+            replay=buffer if axis_name is None else replay.unlocal(buffer),
             selfplay=sp,
             key=jax.random.key_data(key),
             iteration=state.iteration + 1,
@@ -178,29 +244,18 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
         )
         return new_state, metrics, moves
 
-    def _recent_value_error(best_params, buffer: replay.ReplayBuffer, count: int) -> Array:
-        """Mean (v(s) - z)^2 of the self-play network over the ``count`` positions written
-        last (the newest finished games, labelled with their outcomes; 0 while empty).
-        Taken before this iteration's updates, so the newest positions are unseen."""
-        count = min(count, buffer.capacity)
-        slots = (buffer.insert_index - 1 - jnp.arange(count)) % buffer.capacity  # [count]
-        valid = buffer.written[slots].astype(jnp.float32)
-        _, value = apply_fn(best_params, buffer.observation[slots])
-        error = (value - buffer.value_target[slots]) ** 2
-        return (error * valid).sum() / jnp.maximum(valid.sum(), 1.0)
+    return step
 
-    state_sharding = sharding.state_shardings(jax.eval_shape(init, jax.random.key(0)), mesh)
-    return Trainer(
-        config=config,
-        env=env,
-        network=network,
-        apply_fn=apply_fn,
-        optimizer=optimizer,
-        init=jax.jit(init, out_shardings=state_sharding),
-        iteration=jax.jit(
-            iteration,
-            in_shardings=(state_sharding,),
-            out_shardings=(state_sharding, sharding.replicated(mesh), sharding.replicated(mesh)),
-            donate_argnums=(0,) if donate else (),
-        ),
-    )
+
+def _recent_value_error(
+    apply_fn: networks.ApplyFn, best_params, buffer: replay.ReplayBuffer, count: int
+) -> tuple[Array, Array]:
+    """(sum of (v(s) - z)^2, positions) of the self-play network over the ``count``
+    positions written last (the newest finished games, labelled with their outcomes).
+    Taken before this iteration's updates, so the newest positions are unseen."""
+    count = min(count, buffer.capacity)
+    slots = (buffer.insert_index - 1 - jnp.arange(count)) % buffer.capacity  # [count]
+    valid = buffer.written[slots].astype(jnp.float32)
+    _, value = apply_fn(best_params, buffer.observation[slots])
+    error = (value - buffer.value_target[slots]) ** 2
+    return (error * valid).sum(), valid.sum()

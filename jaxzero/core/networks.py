@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import flax.linen as nn
 import jax
@@ -95,13 +96,14 @@ Conv = functools.partial(nn.Conv, conv_general_dilated=conv_general_dilated)
 class ResidualBlock(nn.Module):
     channels: int
     conv: Callable[..., nn.Module] = Conv
+    dtype: Any = None  # compute dtype (None: the parameters', float32)
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        y = self.conv(self.channels, (3, 3))(x)
-        y = nn.relu(nn.LayerNorm()(y))
-        y = self.conv(self.channels, (3, 3))(y)
-        y = nn.LayerNorm()(y)
+        y = self.conv(self.channels, (3, 3), dtype=self.dtype)(x)
+        y = nn.relu(nn.LayerNorm(dtype=self.dtype)(y))
+        y = self.conv(self.channels, (3, 3), dtype=self.dtype)(y)
+        y = nn.LayerNorm(dtype=self.dtype)(y)
         return nn.relu(x + y)
 
 
@@ -109,7 +111,9 @@ class ResNet(nn.Module):
     """AlphaZero's tower, small: a 3x3 conv stem, ``num_blocks`` residual blocks, then a
     policy head (1x1 conv, dense to A logits) and a value head (1x1 conv to
     ``value_channels``, dense to ``value_hidden`` units (0: ``channels``), dense, tanh).
-    ``conv`` builds each convolution (Flax's ``nn.Conv`` works too: same parameters)."""
+    ``conv`` builds each convolution (Flax's ``nn.Conv`` works too: same parameters).
+    ``dtype``: the compute dtype (bfloat16 for mixed precision); parameters stay float32
+    and the outputs are float32."""
 
     num_actions: int
     num_blocks: int
@@ -117,25 +121,27 @@ class ResNet(nn.Module):
     conv: Callable[..., nn.Module] = Conv
     value_channels: int = 1
     value_hidden: int = 0
+    dtype: Any = None
 
     @nn.compact
     def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
         x = observation.astype(jnp.float32)  # [B, H, W, C]
-        x = nn.relu(nn.LayerNorm()(self.conv(self.channels, (3, 3))(x)))
+        conv, dense = (functools.partial(m, dtype=self.dtype) for m in (self.conv, nn.Dense))
+        x = nn.relu(nn.LayerNorm(dtype=self.dtype)(conv(self.channels, (3, 3))(x)))
         for _ in range(self.num_blocks):
-            x = ResidualBlock(self.channels, self.conv)(x)
+            x = ResidualBlock(self.channels, self.conv, self.dtype)(x)
 
         # The heads' 1x1 convs have 1-2 channels: a LayerNorm over so few features would
         # erase them (over one channel it outputs a constant), so the heads read the
         # normalised trunk directly.
-        p = nn.relu(self.conv(2, (1, 1))(x))
-        logits = nn.Dense(self.num_actions)(p.reshape(p.shape[0], -1))  # [B, A]
+        p = nn.relu(conv(2, (1, 1))(x))
+        logits = dense(self.num_actions)(p.reshape(p.shape[0], -1))  # [B, A]
 
-        v = nn.relu(self.conv(self.value_channels, (1, 1))(x))
-        v = nn.Dense(self.value_hidden or self.channels)(v.reshape(v.shape[0], -1))
+        v = nn.relu(conv(self.value_channels, (1, 1))(x))
+        v = dense(self.value_hidden or self.channels)(v.reshape(v.shape[0], -1))
         v = nn.relu(v)
-        value = jnp.tanh(nn.Dense(1)(v)[:, 0])  # [B]
-        return logits, value
+        value = jnp.tanh(dense(1)(v)[:, 0])  # [B]
+        return logits.astype(jnp.float32), value.astype(jnp.float32)
 
 
 class MLP(nn.Module):
@@ -144,21 +150,24 @@ class MLP(nn.Module):
     num_actions: int
     hidden_size: int
     num_layers: int
+    dtype: Any = None  # compute dtype, as ResNet's
 
     @nn.compact
     def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
         x = observation.astype(jnp.float32).reshape(observation.shape[0], -1)  # [B, D]
+        dense = functools.partial(nn.Dense, dtype=self.dtype)
         for _ in range(self.num_layers):
-            x = nn.relu(nn.LayerNorm()(nn.Dense(self.hidden_size)(x)))
-        logits = nn.Dense(self.num_actions)(x)  # [B, A]
-        value = jnp.tanh(nn.Dense(1)(x)[:, 0])  # [B]
-        return logits, value
+            x = nn.relu(nn.LayerNorm(dtype=self.dtype)(dense(self.hidden_size)(x)))
+        logits = dense(self.num_actions)(x)  # [B, A]
+        value = jnp.tanh(dense(1)(x)[:, 0])  # [B]
+        return logits.astype(jnp.float32), value.astype(jnp.float32)
 
 
 def make_network(config: NetworkConfig, env: Env) -> nn.Module:
     """The network for ``env``: a ResNet for rank-3 (H, W, C) observations, else an MLP
     (``config.kind`` may force either)."""
     kind = config.kind
+    dtype = jnp.bfloat16 if config.dtype == "bfloat16" else None  # None: float32
     if kind == "auto":
         kind = "resnet" if len(env.observation_shape) == 3 else "mlp"
     if kind == "resnet":
@@ -172,9 +181,10 @@ def make_network(config: NetworkConfig, env: Env) -> nn.Module:
             config.channels,
             value_channels=config.value_channels,
             value_hidden=config.value_hidden,
+            dtype=dtype,
         )
     if kind == "mlp":
-        return MLP(env.num_actions, config.hidden_size, config.num_layers)
+        return MLP(env.num_actions, config.hidden_size, config.num_layers, dtype=dtype)
     raise ValueError(f"unknown network kind {config.kind!r}; choose auto, resnet or mlp")
 
 

@@ -1,9 +1,12 @@
 """A fixed-capacity ring buffer of training positions, on device.
 
 Positions are written in order at ``(insert_index + i) % capacity`` and overwrite the
-oldest once the buffer is full. Sampling is uniform over the filled part (the AlphaZero
-papers sample uniformly, no prioritisation), and each sampled position is mapped by a
-random element of the game's symmetry group: observation, policy and legal mask alike.
+oldest once the buffer is full. Split over S devices (``shards``), each device keeps a
+ring of its own C / S slots, written by its own games: ``insert_index`` and ``size``
+are then int32 [S], one per ring (:func:`local` views one ring as a whole buffer).
+Sampling is uniform over the filled part (the AlphaZero papers sample uniformly, no
+prioritisation), and each sampled position is mapped by a random element of the game's
+symmetry group: observation, policy and legal mask alike.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ class ReplayBuffer:
     value_target: Array  # float32 [C]  outcome z from the mover's view (discounted)
     legal_action_mask: Array  # bool [C, A]
     written: Array  # bool [C]  slot holds a position
-    insert_index: Array  # int32 []  next slot to write
-    size: Array  # int32 []  filled slots, min(total written, C)
+    insert_index: Array  # int32 [] (int32 [S] split over S devices)  next slot to write
+    size: Array  # int32 [] (int32 [S])  filled slots, min(total written, C)
 
     def replace(self, **changes) -> ReplayBuffer:
         return dataclasses.replace(self, **changes)
@@ -47,8 +50,8 @@ class Batch:
     legal_action_mask: Array  # bool [N, A]
 
 
-def init_replay(env: Env, capacity: int) -> ReplayBuffer:
-    """An empty buffer for ``env``'s positions."""
+def init_replay(env: Env, capacity: int, shards: int = 1) -> ReplayBuffer:
+    """An empty buffer for ``env``'s positions; ``shards`` > 1: one ring per device."""
     obs = jax.eval_shape(lambda: env.init(jax.random.key(0)).observation)
     a = env.num_actions
     return ReplayBuffer(
@@ -57,9 +60,19 @@ def init_replay(env: Env, capacity: int) -> ReplayBuffer:
         value_target=jnp.zeros((capacity,), jnp.float32),
         legal_action_mask=jnp.zeros((capacity, a), jnp.bool_),
         written=jnp.zeros((capacity,), jnp.bool_),
-        insert_index=jnp.int32(0),
-        size=jnp.int32(0),
+        insert_index=jnp.zeros((shards,), jnp.int32) if shards > 1 else jnp.int32(0),
+        size=jnp.zeros((shards,), jnp.int32) if shards > 1 else jnp.int32(0),
     )
+
+
+def local(buffer: ReplayBuffer) -> ReplayBuffer:
+    """Inside ``shard_map``: this device's ring (counters int32 [1]) as a whole buffer."""
+    return buffer.replace(insert_index=buffer.insert_index[0], size=buffer.size[0])
+
+
+def unlocal(buffer: ReplayBuffer) -> ReplayBuffer:
+    """The inverse of :func:`local`: the counters back to int32 [1]."""
+    return buffer.replace(insert_index=buffer.insert_index[None], size=buffer.size[None])
 
 
 def add(buffer: ReplayBuffer, batch: Batch, valid: Array) -> ReplayBuffer:

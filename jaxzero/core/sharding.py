@@ -5,18 +5,21 @@ it; the networks and their optimiser state are replicated:
 
     TrainState field            sharding
     selfplay.*  [B, ...]        P("data")   each device plays B / n of the games
-    replay.*    [C, ...]        P("data")   each device holds C / n of the ring's slots
-    replay.insert_index, size   P()         scalars, replicated
+    replay.*    [C, ...]        P("data")   each device holds a ring of C / n slots
+    replay.insert_index, size   P("data")   int32 [n], one per ring (scalars on one device)
     params, best_params,        P()         replicated
     opt_state, key, counters
-    a minibatch [N, ...]        P("data")   constrained inside the update (N / n per device)
 
-The iteration is the same global program as on one device: ``jax.jit`` with these
-in/out shardings lets the compiler (GSPMD) partition it and insert the collectives,
-among them the all-reduce that averages the gradients of a sharded minibatch. There is
-no per-device code and no ``pmap``; one device is a mesh of one. Because JAX's threefry
-random numbers are partition-independent, n devices draw the same numbers as one, so an
-iteration on n devices computes the same result as on one up to the order of float sums.
+On one device the iteration is ``jaxzero.core.loop.make_step`` jitted as it is. On n > 1
+devices it runs under ``jax.shard_map`` (no per-device Python, no ``pmap``): each device
+plays its own games and searches them with its own key (the loop's key folded with the
+device's index), writes their positions into its own ring, and samples its N / n share
+of each minibatch from it; the updates average their gradients over the mesh
+(``pmean``), and the metric sums are added up (``psum``). Nothing inside self-play or the
+search talks to another device, so self-play scales with the devices. n devices
+therefore draw other random numbers than one device does; what they compute is exactly
+what one device computes running the same per-device program over the n shards
+(``jax.vmap`` with the axis name, ``tests/test_sharding.py``).
 
 Global sizes stay global: ``selfplay.batch_size``, ``optim.minibatch_size`` and
 ``replay.capacity`` are totals, divided across the mesh, and must be multiples of its
@@ -150,7 +153,6 @@ def state_shardings(abstract_state: Any, mesh: Mesh) -> Any:
     )
 
 
-def shard_batch(tree: Any, mesh: Mesh) -> Any:
-    """Inside a jitted function: split the leading axis of every leaf of ``tree`` over
-    ``data`` (a sharding constraint; the values are unchanged)."""
-    return jax.lax.with_sharding_constraint(tree, data_sharded(mesh))
+def specs(shardings: Any) -> Any:
+    """The PartitionSpecs of a tree of NamedShardings (``shard_map``'s in/out specs)."""
+    return jax.tree.map(lambda s: s.spec, shardings)
