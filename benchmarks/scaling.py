@@ -72,6 +72,7 @@ def worker(args: argparse.Namespace) -> None:
     for _ in range(args.warmup):
         state, metrics, _ = trainer.iteration(state)
     jax.block_until_ready(metrics)
+    _wait_for_the_others()
     times = []
     for _ in range(args.repeats):
         start = time.perf_counter()
@@ -93,6 +94,17 @@ def worker(args: argparse.Namespace) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
+def _wait_for_the_others() -> None:
+    """With SCALING_BARRIER=DIR:N, wait until N workers are warm, so that they time
+    together."""
+    if not os.environ.get("SCALING_BARRIER"):
+        return
+    folder, count = os.environ["SCALING_BARRIER"].rsplit(":", 1)
+    Path(folder, str(os.getpid())).touch()
+    while len(os.listdir(folder)) < int(count):
+        time.sleep(0.05)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default="tic_tac_toe", help="a preset name")
@@ -106,6 +118,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also time n independent one-device processes at once (n = each device count "
+        "above 1): the speed-up this machine allows without any communication",
+    )
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
@@ -125,23 +143,11 @@ def main() -> None:
     )
     base = None
     for n in args.devices:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        if not args.real:
-            env["JAX_PLATFORMS"] = "cpu"
-            flags = f" --xla_force_host_platform_device_count={n}"
-            if args.single_thread:
-                flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + flags).strip()
-        command = [sys.executable, __file__, "--worker", str(n), "--game", args.game]
-        command += ["--iterations", str(args.iterations), "--repeats", str(args.repeats)]
-        command += ["--warmup", str(args.warmup)] + (["--weak"] if args.weak else [])
-        command += ["--set", *args.set] if args.set else []
-        out = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
-        lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
-        if out.returncode or not lines:
-            print(f"{n:>7} failed:\n{out.stdout[-2000:]}{out.stderr[-2000:]}")
+        out = _launch(args, n, n, []).communicate()[0]
+        r = _parse(out)
+        if r is None:
+            print(f"{n:>7} failed:\n{out[-3000:]}")
             continue
-        r = json.loads(lines[-1].removeprefix("RESULT "))
         rate = r["positions_per_second"]
         base = rate if base is None else base
         speedup = rate / base
@@ -150,6 +156,56 @@ def main() -> None:
             f" {r['compile_seconds']:>10.1f}",
             flush=True,
         )
+    for n in [n for n in args.devices if n > 1] if args.ceiling and base else []:
+        rate = _independent(args, n)
+        print(f"{n:>5}x1 {'':>6} {rate:>12.0f} {rate / base:>9.2f} {rate / base / n:>10.2f}"
+              f"   (n independent one-device processes, B/n games each: the ceiling)")  # fmt: skip
+
+
+def _launch(args, n: int, devices: int, extra: list[str], barrier: str = "") -> subprocess.Popen:
+    """A worker timing ``n`` devices (``devices`` forced on the platform)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SCALING_BARRIER": barrier}
+    if not args.real:
+        env["JAX_PLATFORMS"] = "cpu"
+        flags = f" --xla_force_host_platform_device_count={devices}"
+        if args.single_thread:
+            flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + flags).strip()
+    command = [sys.executable, __file__, "--worker", str(n), "--game", args.game]
+    command += ["--iterations", str(args.iterations), "--repeats", str(args.repeats)]
+    command += ["--warmup", str(args.warmup)] + (["--weak"] if args.weak else [])
+    command += ["--set", *args.set, *extra] if args.set or extra else []
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT
+    )
+
+
+def _parse(output: str) -> dict | None:
+    lines = [line for line in output.splitlines() if line.startswith("RESULT ")]
+    return json.loads(lines[-1].removeprefix("RESULT ")) if lines else None
+
+
+def _independent(args, n: int) -> float:
+    """Summed positions/s of n one-device processes run at once, each with the per-device
+    share of the global sizes, timed together (a barrier after their warm-up): what n
+    devices could do with no communication at all, on this machine."""
+    import tempfile
+
+    from jaxzero.core.config import apply_overrides
+    from jaxzero.core.presets import get_preset
+
+    overrides = dict(DEFAULT_OVERRIDES) if args.game == "tic_tac_toe" else {}
+    overrides |= dict(kv.split("=", 1) for kv in args.set)
+    config = apply_overrides(get_preset(args.game), overrides)
+    share = [
+        f"selfplay.batch_size={config.selfplay.batch_size // n}",
+        f"optim.minibatch_size={config.optim.minibatch_size // n}",
+        f"replay.capacity={config.replay.capacity // n}",
+    ]
+    with tempfile.TemporaryDirectory() as barrier:
+        workers = [_launch(args, 1, 1, share, f"{barrier}:{n}") for _ in range(n)]
+        results = [_parse(w.communicate()[0]) for w in workers]
+    return sum(r["positions_per_second"] for r in results if r) if all(results) else 0.0
 
 
 if __name__ == "__main__":
