@@ -130,20 +130,21 @@ def test_symmetry_averaging_is_a_no_op_for_games_without_symmetries():
 @pytest.mark.parametrize("game", ["tic_tac_toe", "connect_four"])  # an MLP and a ResNet
 def test_bfloat16_computes_in_bfloat16_with_float32_parameters_and_outputs(game):
     env = envs.make(game)
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 4))
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(0), 4))
     outputs = {}
     for dtype in ("float32", "bfloat16"):
         network = make_network(NetworkConfig(dtype=dtype, channels=8, num_blocks=1), env)
-        params = init_params(network, env, jax.random.key(1))
+        params = jax.jit(lambda key, n=network: init_params(n, env, key))(jax.random.key(1))
         assert {x.dtype for x in jax.tree.leaves(params)} == {jnp.dtype("float32")}
         leaves, tree = jax.tree.flatten(params)  # the heads start at zero: move them
         noise = jax.random.split(jax.random.key(2), len(leaves))
         moved = zip(leaves, noise, strict=True)
-        leaves = [x + 0.1 * jax.random.normal(k, x.shape) for x, k in moved]
-        params = jax.tree.unflatten(tree, leaves)
+        params = jax.tree.unflatten(
+            tree, [x + 0.1 * jax.random.normal(k, x.shape) for x, k in moved]
+        )
         text = jax.jit(network.apply).lower(params, states.observation).as_text()
         assert ("bf16" in text) == (dtype == "bfloat16")
-        outputs[dtype] = network.apply(params, states.observation)
+        outputs[dtype] = jax.jit(network.apply)(params, states.observation)
     for full, mixed in zip(outputs["float32"], outputs["bfloat16"], strict=True):
         assert mixed.dtype == jnp.float32
         np.testing.assert_allclose(mixed, full, atol=0.05)  # the same network, rounded
