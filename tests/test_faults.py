@@ -284,6 +284,22 @@ def test_a_new_run_that_cannot_be_written_leaves_nothing_behind(
     assert not (tmp_path / "run").exists()
 
 
+def test_losing_the_race_for_a_new_run_directory_deletes_nothing(
+    tmp_path, ttt_config, train_run, monkeypatch
+):
+    run = tmp_path / "run"
+
+    def another_process_got_there_first(run_dir):
+        run_dir.mkdir()
+        (run_dir / "config.json").write_text("{}")  # the winner's files
+        raise RunDirError(f"{run_dir} is being written by another jaxzero process (pid 1)")
+
+    monkeypatch.setattr(driver, "lock_run_dir", another_process_got_there_first)
+    with pytest.raises(RunDirError, match="another jaxzero process"):
+        train_run(run, ttt_config, iterations=2)
+    assert (run / "config.json").read_text() == "{}"
+
+
 def test_read_only_run_directories_are_named_in_one_line(tmp_path, straight, monkeypatch):
     run = _copy(straight, tmp_path)
 

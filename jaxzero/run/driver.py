@@ -132,11 +132,15 @@ def lock_run_dir(run_dir: Path) -> IO[bytes]:
     """Take ``RUN/.lock`` for this process: an OS file lock (flock) held until the returned
     file is closed or the process ends, however it ends, so a killed run needs no manual
     unlocking. RunDirError naming the holder's PID when another process holds it."""
+    made = not run_dir.exists()
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         # unbuffered: on a full disk the pid write fails here, never later in close()
         lock = open(run_dir / LOCK_FILE, "a+b", buffering=0)  # noqa: SIM115 (caller closes)
     except OSError as error:
+        if made:
+            with contextlib.suppress(OSError):
+                run_dir.rmdir()  # only if still empty
         raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -253,10 +257,10 @@ def _prepare(
             config = prepare_run_dir(run_dir, config, resume=resume, force=force)
             check_writable(run_dir / CHECKPOINT_DIR, "checkpoints")  # before any training
         except BaseException:
+            if made and lock is not None:  # ours alone (we hold its lock): leave nothing
+                shutil.rmtree(run_dir, ignore_errors=True)
             if lock is not None:
                 lock.close()
-            if made:  # leave no half-made run directory behind
-                shutil.rmtree(run_dir, ignore_errors=True)
             raise
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices("jaxzero: run directory ready")
