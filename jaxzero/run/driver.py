@@ -40,6 +40,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -182,6 +183,8 @@ class Interrupt:
             if self.requested and signum == signal.SIGINT:
                 raise KeyboardInterrupt
             self.requested = True
+            if signum == signal.SIGINT:
+                print("stopping after this iteration (Ctrl-C again: at once)", file=sys.stderr)
 
         previous = {sig: signal.signal(sig, request) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
