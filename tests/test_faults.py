@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import types
+from pathlib import Path
 
 import numpy as np
 import orbax.checkpoint as ocp
@@ -18,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.run import driver, files, report
+from jaxzero.run import driver, elo_files, files, report
 from jaxzero.run import hooks as hooks_lib
 from jaxzero.run.agent import load_agent
 from jaxzero.run.checkpoint import CheckpointError
@@ -204,12 +205,13 @@ def test_rows_after_the_restored_checkpoint_are_dropped_on_resume(
     assert "Metadata file does not exist" not in caplog.text  # resuming warns of nothing
 
 
-def test_a_config_that_no_longer_matches_its_checkpoint_is_named(tmp_path, straight):
+def test_a_config_that_no_longer_matches_its_checkpoint_is_named(tmp_path, straight, monkeypatch):
     run = _copy(straight, tmp_path)
     config = json.loads((run / "config.json").read_text())
     config["network"]["hidden_size"] *= 2  # edited by hand after training
     (run / "config.json").write_text(json.dumps(config))
-    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
+    monkeypatch.chdir(tmp_path)  # a relative --out, as users type it
+    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", "run"]))
     assert "was written under another config" in line and "saved," in line
     assert "compare the run's config.json with" in line and "TensorStore" not in line
 
@@ -317,6 +319,39 @@ def test_read_only_run_directories_are_named_in_one_line(tmp_path, straight, mon
     eval_ = ["eval", str(run), "--games", "2", "--opponents", "random"]
     line = _error_line(runner.invoke(app, eval_))
     assert "cannot write the ratings (elo.json)" in line  # before playing, not after
+
+
+def test_a_full_disk_while_logging_is_one_line(tmp_path, straight, monkeypatch):
+    run = _copy(straight, tmp_path)
+    writer = hooks_lib.JsonlWriter(run / "metrics.jsonl")
+    writer._file = open("/dev/full", "w")  # noqa: SIM115 (every write: ENOSPC)
+    step = hooks_lib.Step(5, None, {}, {}, hooks_lib.Clock(), row={"iteration": 5})
+    with pytest.raises(FileProblem, match="No space left on device"):
+        writer(step)
+    writer.close(step)  # nothing left to flush: no second error on the way out
+
+
+def test_eval_keeps_the_previous_ratings_when_the_new_cannot_be_written(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "elo.json").write_text('{"rows": []}')
+    table = types.SimpleNamespace(
+        entrants=[types.SimpleNamespace(run_dir=run, name="a", iteration=1)],
+        ratings=types.SimpleNamespace(
+            players=["a"], elo=[0.0], lower=[-1.0], upper=[1.0], games=[2], score=[0.5]
+        ),
+        games=2,
+    )
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    with pytest.raises(OSError):
+        elo_files.write_elo_files(table)
+    monkeypatch.undo()
+    assert (run / "elo.json").read_text() == '{"rows": []}'
+    assert sorted(p.name for p in run.iterdir()) == ["elo.json"]
 
 
 def test_report_skips_unreadable_rows_and_names_them(tmp_path, straight):

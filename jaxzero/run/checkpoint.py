@@ -147,6 +147,7 @@ class Checkpointer:
     def save(self, step: int, state: Any, config: dict[str, Any]) -> None:
         """Write ``state`` and ``config`` as checkpoint ``step``, on disk when this returns;
         CheckpointError (the earlier checkpoints intact) when it cannot be written."""
+        existed = step in self.steps()
         try:
             self._manager.save(
                 step,
@@ -160,7 +161,8 @@ class Checkpointer:
             if sharding.is_main_process():
                 write_checksums(self.directory / str(step))
         except Exception as error:  # orbax raises many types for a failed write
-            self._discard_unfinished(step)
+            if sharding.is_main_process() and not existed:  # never a step that was there
+                self._discard_unfinished(step)
             intact = [s for s in self.steps() if s != step]
             kept = f"checkpoint {intact[-1]} is intact" if intact else "no earlier checkpoint"
             raise CheckpointError(
@@ -264,7 +266,8 @@ class Checkpointer:
     def _saved_tree(self, step: int) -> Any:
         """The stored state's metadata tree (shapes, dtypes), None when unreadable."""
         try:
-            return ocp.PyTreeCheckpointHandler().metadata(self._at(step) / "state").tree
+            state = self.directory / str(step) / "state"  # orbax wants an absolute path
+            return ocp.PyTreeCheckpointHandler().metadata(state).tree
         except Exception:  # unreadable metadata: the restore itself reports it
             return None
 

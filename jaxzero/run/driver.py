@@ -63,6 +63,7 @@ from jaxzero.run.files import check_writable, os_reason, write_atomic
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
 LOCK_FILE = ".lock"  # held (flock) by the one process writing the run
+STOPPING = b"stopping after this iteration (Ctrl-C again: at once)\n"
 
 
 class RunDirError(RuntimeError):
@@ -145,7 +146,13 @@ def lock_run_dir(run_dir: Path) -> IO[bytes]:
         raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    except OSError as error:
+        if not isinstance(error, BlockingIOError):  # e.g. ENOLCK: no locks on this storage
+            lock.close()
+            raise RunDirError(
+                f"cannot lock {run_dir / LOCK_FILE}: {os_reason(error)}; train into a "
+                "directory on local or lock-capable storage"
+            ) from None
         lock.seek(0)
         holder = lock.read().decode(errors="replace").strip() or "unknown"
         lock.close()
@@ -183,8 +190,9 @@ class Interrupt:
             if self.requested and signum == signal.SIGINT:
                 raise KeyboardInterrupt
             self.requested = True
-            if signum == signal.SIGINT:
-                print("stopping after this iteration (Ctrl-C again: at once)", file=sys.stderr)
+            if signum == signal.SIGINT:  # os.write: no reentrant buffered write in a handler
+                with contextlib.suppress(OSError, ValueError):
+                    os.write(sys.stderr.fileno(), STOPPING)
 
         previous = {sig: signal.signal(sig, request) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:

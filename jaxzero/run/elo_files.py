@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from jaxzero.measure.round_robin import ANCHOR, RoundRobin
-from jaxzero.run.files import write_atomic
 
 ELO_FILE = "elo.json"
 
@@ -80,7 +79,12 @@ def write_elo_files(table: RoundRobin) -> list[tuple[Path, Path | None]]:
             "rows": elo_rows(table, run_dir),
         }
         path = run_dir / ELO_FILE
-        kept = keep_previous(path)
-        write_atomic(path, json.dumps(data, indent=2) + "\n")
+        partial = path.with_name(f".{ELO_FILE}.partial")
+        try:  # the new file whole on disk before the old one is moved aside
+            partial.write_text(json.dumps(data, indent=2) + "\n")
+            kept = keep_previous(path)
+            partial.replace(path)
+        finally:
+            partial.unlink(missing_ok=True)
         written.append((path, kept))
     return written

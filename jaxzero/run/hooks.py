@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 
 from jaxzero.measure.evaluation import Evaluation
 from jaxzero.measure.gate import Gate, copy_variables
@@ -177,8 +178,13 @@ class EvaluationHook:
     _seconds: float = 0.0  # how long it last took in this process
 
     def __call__(self, step: Step) -> None:
-        if step.iteration % self.every or not step.clock.allows(self._seconds):
-            return  # not due, or it would overrun the time budget
+        if step.iteration % self.every:
+            return
+        fits = step.clock.allows(self._seconds)
+        if jax.process_count() > 1:  # one decision for all hosts: process 0's clock
+            fits = bool(multihost_utils.broadcast_one_to_all(np.bool_(fits)))
+        if not fits:
+            return  # it would overrun the time budget
         key = check_key(self.seed, EVAL_STREAM, step.iteration)
         begin = step.clock.elapsed()
         with step.clock.check(step.state):
@@ -215,6 +221,10 @@ class JsonlWriter:
             self._file.write(json.dumps(row) + "\n")
             self._file.flush()
         except OSError as error:
+            if self._file is not None:  # its buffer still holds the row: drop it with the file
+                with contextlib.suppress(OSError):
+                    self._file.close()
+                self._file = None
             raise FileProblem(f"cannot write {self.path}: {os_reason(error)}") from None
 
     def close(self, step: Step | None) -> None:

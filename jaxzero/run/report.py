@@ -82,8 +82,11 @@ def read_elo_rows(run_dir: Path) -> list[dict[str, float]]:
     path = run_dir / ELO_FILE
     if not path.exists():
         return []
+    needed = ("iteration", "elo", "elo_lower", "elo_upper")
     try:
         rows = json.loads(path.read_text())["rows"]
+        if not all(isinstance(row[n], int | float) for row in rows for n in needed):
+            raise TypeError("a row without its numbers")
     except (OSError, ValueError, KeyError, TypeError):
         raise ReportError(f"{path} is not an Elo file of `jaxzero eval`: move it away") from None
     return rows
