@@ -36,21 +36,11 @@ import sys
 import time
 from pathlib import Path
 
+from toy import TOY_RUN
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-TINY_TRAIN = [
-    "selfplay.batch_size=8",
-    "selfplay.moves_per_iteration=3",
-    "replay.capacity=256",
-    "replay.min_size=16",
-    "optim.minibatch_size=16",
-    "optim.updates_per_iteration=2",
-    "search.num_simulations=4",
-    "evaluation.every=0",
-    "network.channels=8",
-    "network.num_blocks=1",
-    "train.log_every=1",
-]
+TINY_TRAIN = [*TOY_RUN, "evaluation.every=0"]
 
 
 @dataclasses.dataclass

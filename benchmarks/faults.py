@@ -37,22 +37,8 @@ from pathlib import Path
 
 import jax
 import numpy as np
+from toy import TOY_RUN
 
-TINY = [
-    "selfplay.batch_size=8",
-    "selfplay.moves_per_iteration=3",
-    "replay.capacity=256",
-    "replay.min_size=16",
-    "optim.minibatch_size=16",
-    "optim.updates_per_iteration=2",
-    "search.num_simulations=4",
-    "evaluation.simulations=4",
-    "network.hidden_size=16",
-    "network.num_blocks=1",
-    "network.channels=8",
-    "network.value_hidden=16",
-    "train.log_every=1",
-]
 VOLATILE = ("elapsed", "positions_per_second")  # wall-clock columns of a metrics row
 SCRATCH: list[Path] = []  # folders whose paths are cut from the table
 ITERATIONS = 40  # of each tiny run: long enough that random kills land mid-training
@@ -91,7 +77,7 @@ def one_line_error(code: int, output: str) -> str:
 def train_args(run: Path, iterations: int, every: int, *, resume: bool) -> list[str]:
     if resume:
         return ["train", "--resume", "--out", str(run), "--iterations", str(iterations)]
-    config = [*TINY, f"train.checkpoint_every={every}"]
+    config = [*TOY_RUN, f"train.checkpoint_every={every}"]
     return ["train", "tic_tac_toe", *config, "--out", str(run), "--iterations", str(iterations)]
 
 
