@@ -168,9 +168,11 @@ def network_alone(game: str, args, key):
     @jax.jit
     def call(observation):
         def apply(obs, _):
-            _, value = network.apply(params, obs)
-            # Feed a (never true) data dependency back so no application can be elided.
-            return obs ^ (value > 2.0).reshape(-1, *[1] * (obs.ndim - 1)), None
+            logits, value = network.apply(params, obs)
+            # Feed a (never true) data dependency on both heads back, so that XLA can
+            # elide neither an application nor the policy head.
+            never = (value + jnp.max(logits, axis=-1)) > 1e30
+            return obs ^ never.reshape(-1, *[1] * (obs.ndim - 1)), None
 
         length = (args.simulations + 1) * args.moves
         return jax.lax.scan(apply, observation, None, length=length)[0]

@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import mctx
 
 from envs.core import Env, State
+from jaxzero.core import mcts
 from jaxzero.core.config import SearchConfig
 from jaxzero.core.networks import ApplyFn
 
@@ -104,9 +105,10 @@ def run_search(
 ) -> mctx.PolicyOutput:
     """Search from a batch of states [B] and return mctx's PolicyOutput.
 
-    ``config.kind`` "puct": ``mctx.muzero_policy`` with Dirichlet(α) root noise mixed in
-    at ``dirichlet_fraction`` (0 when ``noise`` is False); ``action_weights`` are the
-    visit-count distribution. "gumbel": ``mctx.gumbel_muzero_policy`` (Gumbel top-k with
+    The policies are mctx's, over :mod:`jaxzero.core.mcts`'s batched search (the same
+    trees, faster). ``config.kind`` "puct": ``mctx.muzero_policy`` with Dirichlet(α) root
+    noise mixed in at ``dirichlet_fraction`` (0 when ``noise`` is False); ``action_weights``
+    are the visit-count distribution. "gumbel": ``mctx.gumbel_muzero_policy`` (Gumbel top-k with
     sequential halving, ``qtransform_completed_by_mix_value``) with Gumbel noise scaled by
     ``gumbel_scale`` (0 when ``noise`` is False); ``action_weights`` are the improved policy
     softmax(logits + σ(completed Q)). ``num_simulations`` defaults to the config's
@@ -126,7 +128,7 @@ def run_search(
     recurrent_fn = make_recurrent_fn(env, apply_fn)
     invalid_actions = ~states.legal_action_mask
     if config.kind == "puct":
-        return mctx.muzero_policy(
+        return mcts.puct_policy(
             params,
             key,
             root,
@@ -139,14 +141,13 @@ def run_search(
             pb_c_base=config.pb_c_base,
         )
     if config.kind == "gumbel":
-        return mctx.gumbel_muzero_policy(
+        return mcts.gumbel_policy(
             params,
             key,
             root,
             recurrent_fn,
             num_simulations,
             invalid_actions=invalid_actions,
-            qtransform=mctx.qtransform_completed_by_mix_value,
             max_num_considered_actions=config.max_num_considered_actions,
             gumbel_scale=config.gumbel_scale if noise else 0.0,
         )
