@@ -18,4 +18,26 @@ register("star_duel", "envs.star_duel:StarDuel")
 # The short game for training (authority 10; a turn cap that keeps max_steps at 800).
 register("star_duel_short", "envs.star_duel:StarDuel", authority=10, turn_cap=20)
 
-__all__ = ["Env", "State", "Symmetries", "available", "make", "register", "state_dataclass"]
+# pgx's perfect-information two-player games, through the bridge (pgx is optional).
+for _game in ("animal_shogi", "backgammon", "chess", "connect_four", "gardner_chess", "go_9x9",
+              "go_19x19", "hex", "othello", "shogi", "tic_tac_toe"):  # fmt: skip
+    register(f"pgx/{_game}", "envs.pgx:make_pgx", game_id=_game)
+
+
+def from_pgx(pgx_env, max_steps=None):
+    """Any pgx env as an Env (see :mod:`envs.pgx`)."""
+    from envs.pgx import from_pgx
+
+    return from_pgx(pgx_env, max_steps=max_steps)
+
+
+__all__ = [
+    "Env",
+    "State",
+    "Symmetries",
+    "available",
+    "from_pgx",
+    "make",
+    "register",
+    "state_dataclass",
+]

@@ -157,7 +157,12 @@ def available() -> list[str]:
 
 
 def make(env_id: str, **kwargs: Any) -> Env:
-    """Build a registered game, e.g. ``make("connect_four")`` or ``make("go", size=7)``."""
+    """Build a registered game, e.g. ``make("connect_four")``, ``make("go", size=7)`` or
+    ``make("pgx/othello")`` (any pgx game id after ``pgx/``: see :mod:`envs.pgx`)."""
+    if env_id not in _REGISTRY and env_id.startswith("pgx/"):  # refused, or newer than us
+        from envs.pgx import make_pgx
+
+        return make_pgx(env_id.removeprefix("pgx/"), **kwargs)
     if env_id not in _REGISTRY:
         raise ValueError(f"unknown game {env_id!r}; choose one of: {', '.join(available())}")
     factory, defaults = _REGISTRY[env_id]

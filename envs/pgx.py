@@ -1,0 +1,183 @@
+"""The pgx bridge: any perfect-information, two-player pgx game as an :class:`Env`.
+
+    env = envs.make("pgx/othello")          # or envs.from_pgx(pgx.make("othello"))
+
+pgx is an optional dependency (``pip install 'jaxzero[pgx]'``). The rules are pgx's, not
+copied: the bridge's state holds pgx's state, and a step is pgx's ``step``. pgx's
+conventions are ours (a finished game absorbs with zero rewards, an illegal action loses
+for the mover, a finished game's legal mask is all ones), so the bridge only adds:
+
+* ``max_steps``: pgx never truncates, while every Env ends by ``max_steps``. For games
+  that pgx itself ends (``_MAX_STEPS``: go at 2·size², chess and shogi at 512, animal
+  shogi and gardner chess at 256; tic-tac-toe, Connect Four, othello and hex by their
+  board) the bound is never reached first; backgammon has no bound, and is truncated (a
+  draw) at 1,000 actions unless ``max_steps`` says otherwise.
+* ``symmetries``: the 8 of the square for go and the 4 of them that keep othello's
+  starting discs (pass fixed), the half-turn for hex (swap fixed), identity for the
+  others: a wrong group is worse than none.
+  ``envs.testing.check_symmetries`` checks each against pgx's rules.
+* ``step_count``: pgx's ``_step_count``; integer observations become float32.
+
+Refused, with the reason: games with hidden information (a search over the true state
+would see the opponent's cards, and a determinised search needs ``resample_hidden``, which
+pgx does not provide), single-player games (jaxzero's value targets and search assume two
+players in a zero-sum game), and games of more than two players.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs import symmetry
+from envs.core import Env, State, state_dataclass
+
+Array = jax.Array
+
+# Perfect-information two-player pgx games: the step bound, pgx's or the bridge's.
+_MAX_STEPS = {
+    "tic_tac_toe": 9,
+    "connect_four": 42,
+    "othello": 121,  # 60 discs and at most 61 passes (two in a row end the game)
+    "hex": 122,  # 121 cells and one swap
+    "go_9x9": 162,
+    "go_19x19": 722,
+    "animal_shogi": 256,
+    "gardner_chess": 256,
+    "chess": 512,
+    "shogi": 512,
+    "backgammon": 1000,  # pgx has no bound: the bridge's cap
+}
+_HIDDEN = ("kuhn_poker", "leduc_holdem", "sparrow_mahjong", "bridge_bidding")
+_SINGLE_PLAYER = ("2048",)  # and every "minatar-*"
+
+
+def refusal(game_id: str) -> str | None:
+    """Why the bridge does not build ``game_id`` (a pgx id), or None if it does."""
+    if game_id in _HIDDEN:
+        return (
+            f"pgx/{game_id} has hidden information: a search over the true state would see "
+            "the opponent's cards, and jaxzero's determinised search needs resample_hidden, "
+            "which pgx does not provide"
+        )
+    if game_id in _SINGLE_PLAYER or game_id.startswith("minatar-"):
+        return (
+            f"pgx/{game_id} is a single-player game; jaxzero's value targets and search "
+            "assume two players in a zero-sum game"
+        )
+    return None
+
+
+def _pgx():
+    try:
+        import pgx
+    except ImportError:
+        raise ImportError(
+            "the pgx games need pgx, which is not installed: pip install 'jaxzero[pgx]'"
+        ) from None
+    return pgx
+
+
+def make_pgx(game_id: str, max_steps: int | None = None, **kwargs: Any) -> PgxEnv:
+    """``pgx.make(game_id, **kwargs)`` as an Env; ValueError saying why if refused."""
+    reason = refusal(game_id)
+    if reason is not None:
+        raise ValueError(reason)
+    pgx = _pgx()
+    if game_id not in pgx.available_envs():
+        raise ValueError(
+            f"pgx has no game {game_id!r}; its games are: {', '.join(pgx.available_envs())}"
+        )
+    return from_pgx(pgx.make(game_id, **kwargs), max_steps=max_steps)
+
+
+def from_pgx(pgx_env, max_steps: int | None = None) -> PgxEnv:
+    """Wrap a pgx env (``pgx.make(...)``); ``max_steps`` overrides the table above."""
+    game_id = str(pgx_env.id)
+    reason = refusal(game_id)
+    if reason is None and pgx_env.num_players != 2:
+        reason = f"pgx/{game_id} has {pgx_env.num_players} players; jaxzero plays two"
+    if reason is not None:
+        raise ValueError(reason)
+    if max_steps is None:
+        if game_id not in _MAX_STEPS:
+            raise ValueError(
+                f"pgx/{game_id}: no known bound on its length; pass max_steps=N to truncate it"
+            )
+        max_steps = _MAX_STEPS[game_id]
+    return PgxEnv(pgx_env, max_steps)
+
+
+@state_dataclass
+class PgxState(State):
+    pgx: Any  # pgx's own state (its observation field emptied: ours is the copy)
+
+
+def _symmetries(game_id: str, observation_shape: tuple[int, ...], num_actions: int,
+                initial_observation) -> symmetry.Symmetries:  # fmt: skip
+    cells = int(np.prod(observation_shape[:2])) if len(observation_shape) == 3 else 0
+    if game_id in ("othello", "go_9x9", "go_19x19"):
+        n = observation_shape[0]
+        group = symmetry.dihedral(n, extra_actions=num_actions - n * n)
+        # Keep the elements that fix the starting position: all 8 for go; for othello the 4
+        # that keep its four centre discs (a quarter-turn swaps their colours).
+        start = np.asarray(initial_observation).reshape(n * n, -1)
+        keep = [s for s in range(8) if np.array_equal(start[group.observation_index[s]], start)]
+        return symmetry.Symmetries(group.observation_index[keep], group.action_index[keep])
+    if game_id == "hex":
+        turn = np.arange(cells, dtype=np.int32)[::-1]  # row-major reversed: the half-turn
+        extras = np.arange(cells, num_actions, dtype=np.int32)
+        return symmetry.Symmetries(
+            observation_index=np.stack([np.arange(cells, dtype=np.int32), turn]),
+            action_index=np.stack([np.arange(num_actions), np.concatenate([turn, extras])]).astype(
+                np.int32
+            ),
+        )
+    positions = cells if cells else 1
+    return symmetry.identity(positions, num_actions)
+
+
+class PgxEnv(Env):
+    """A pgx game behind the Env contract (see the module docstring)."""
+
+    def __init__(self, pgx_env, max_steps: int):
+        self.pgx_env = pgx_env
+        self.id = f"pgx/{pgx_env.id}"
+        self.num_actions = int(pgx_env.num_actions)
+        self.observation_shape = tuple(int(d) for d in pgx_env.observation_shape)
+        self.max_steps = int(max_steps)
+        start = jax.jit(pgx_env.init)(jax.random.key(0)).observation
+        self.symmetries = _symmetries(
+            str(pgx_env.id), self.observation_shape, self.num_actions, start
+        )
+
+    def _wrap(self, inner) -> PgxState:
+        return PgxState(
+            current_player=inner.current_player.astype(jnp.int32),
+            observation=_float_unless_bool(inner.observation),
+            legal_action_mask=inner.legal_action_mask,
+            rewards=inner.rewards.astype(jnp.float32),
+            terminated=inner.terminated,
+            truncated=jnp.bool_(False),
+            step_count=inner._step_count.astype(jnp.int32),
+            pgx=inner.replace(observation=jnp.zeros((0,), inner.observation.dtype)),
+        )
+
+    def _init(self, key: Array) -> PgxState:
+        return self._wrap(self.pgx_env.init(key))
+
+    def _step(self, state: PgxState, action: Array, key: Array) -> PgxState:
+        return self._wrap(self.pgx_env.step(state.pgx, action, key))
+
+    def _observe(self, state: PgxState, player: Array) -> Array:
+        return _float_unless_bool(self.pgx_env._observe(state.pgx, player))
+
+
+def _float_unless_bool(observation: Array) -> Array:
+    """Integer observations (backgammon's checker counts) as float32, as the contract asks."""
+    if observation.dtype == jnp.bool_ or jnp.issubdtype(observation.dtype, jnp.floating):
+        return observation
+    return observation.astype(jnp.float32)

@@ -1,0 +1,146 @@
+"""The pgx bridge: every pgx game is built or refused in one line, the bridge is pgx move
+for move, its symmetry groups commute with pgx's rules, a tiny training iteration runs
+through it, and our own envs run inside pgx's utilities."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx
+import pgx.experimental
+import pytest
+from conftest import tiny_config
+
+import envs
+from envs import symmetry, testing
+from envs.pgx import PgxEnv
+from jaxzero.core.loop import make_trainer
+
+# Every id pgx 2.6 offers: what the bridge does with it.
+TABLE = {
+    "2048": "single-player",
+    "animal_shogi": "built",
+    "backgammon": "built",
+    "chess": "built",
+    "connect_four": "built",
+    "gardner_chess": "built",
+    "go_9x9": "built",
+    "go_19x19": "built",
+    "hex": "built",
+    "kuhn_poker": "hidden information",
+    "leduc_holdem": "hidden information",
+    "minatar-asterix": "single-player",
+    "minatar-breakout": "single-player",
+    "minatar-freeway": "single-player",
+    "minatar-seaquest": "single-player",
+    "minatar-space_invaders": "single-player",
+    "othello": "built",
+    "shogi": "built",
+    "sparrow_mahjong": "hidden information",
+    "tic_tac_toe": "built",
+}
+
+
+def test_every_pgx_game_is_built_or_refused_in_one_line():
+    assert set(pgx.available_envs()) <= set(TABLE), "a pgx game the table does not know"
+    for game_id in pgx.available_envs():
+        if TABLE[game_id] == "built":
+            env = envs.make(f"pgx/{game_id}")
+            assert isinstance(env, PgxEnv) and env.id == f"pgx/{game_id}"
+            assert f"pgx/{game_id}" in envs.available()
+        else:
+            with pytest.raises(ValueError, match=TABLE[game_id]) as refused:
+                envs.make(f"pgx/{game_id}")
+            assert "\n" not in str(refused.value)
+    with pytest.raises(ValueError, match="pgx has no game 'no_such_game'"):
+        envs.make("pgx/no_such_game")
+
+
+@pytest.mark.parametrize("game_id", ["othello", "hex", "backgammon", "animal_shogi"])
+def test_the_bridge_is_pgx_move_for_move(game_id):
+    """Same keys, same random legal actions: same observations, masks, rewards, movers."""
+    theirs = pgx.make(game_id)
+    ours = envs.make(f"pgx/{game_id}")
+    batch, steps = 4, 48
+
+    def play(key):
+        keys = jax.random.split(key, batch)
+        a, b = jax.vmap(theirs.init)(keys), jax.vmap(ours.init)(keys)
+
+        def step(carry, key):
+            a, b = carry
+            k_act, k_step = jax.random.split(key)
+            action = pgx.experimental.act_randomly(k_act, a.legal_action_mask)
+            step_keys = jax.random.split(k_step, batch)
+            a, b = (
+                jax.vmap(theirs.step)(a, action, step_keys),
+                jax.vmap(ours.step)(b, action, step_keys),
+            )
+            fields = ("observation", "legal_action_mask", "rewards", "terminated", "current_player")
+            return (a, b), [(getattr(a, f), getattr(b, f)) for f in fields] + [
+                (a._step_count, b.step_count)
+            ]
+
+        return jax.lax.scan(step, (a, b), jax.random.split(key, steps))[1]
+
+    pairs = jax.device_get(jax.jit(play)(jax.random.key(7)))
+    for theirs_field, ours_field in pairs:
+        np.testing.assert_array_equal(ours_field, theirs_field)
+    terminated = pairs[3][0]
+    if game_id == "othello":  # random play ends no othello game in 48 moves; hex often
+        assert not terminated.any()
+
+
+@pytest.mark.parametrize("game_id", ["othello", "hex"])
+def test_the_symmetry_groups_commute_with_pgx_rules(game_id):
+    env = envs.make(f"pgx/{game_id}")
+    assert env.symmetries.size == {"othello": 4, "hex": 2}[game_id]
+    testing.check_symmetries(env, num_games=4)
+
+
+def test_a_wrong_group_is_caught():
+    """The check can fail: hex's transpose swaps which sides each player joins."""
+    env = envs.make("pgx/hex")
+    group = symmetry.dihedral(11, extra_actions=1)
+    env.symmetries = symmetry.Symmetries(
+        group.observation_index[[0, 4]], group.action_index[[0, 4]]
+    )
+    with pytest.raises(AssertionError):
+        testing.check_symmetries(env, num_games=4)
+
+
+@pytest.mark.parametrize("game_id", ["othello", "backgammon"])
+def test_the_contract_holds_through_the_bridge(game_id):
+    testing.check_env(envs.make(f"pgx/{game_id}"), num_games=4)
+
+
+@pytest.mark.parametrize("game_id", ["othello", "backgammon"])
+def test_a_tiny_iteration_compiles_once_and_runs(game_id):
+    config = tiny_config(f"pgx/{game_id}", network__kind="mlp")
+    trainer = make_trainer(config)
+    state = trainer.init(jax.random.key(0))
+    for _ in range(3):
+        state, metrics, _ = trainer.iteration(state)
+    assert trainer.iteration._cache_size() == 1
+    assert all(np.isfinite(v) for v in jax.device_get(metrics).values()), metrics
+
+
+def test_our_envs_run_inside_pgx_utilities():
+    """pgx's auto_reset and act_randomly drive our Connect Four unchanged."""
+    env = envs.make("connect_four")
+    step = jax.vmap(pgx.experimental.auto_reset(env.step, env.init))
+    batch = 8
+
+    def play(key):
+        state = jax.vmap(env.init)(jax.random.split(key, batch))
+
+        def move(state, key):
+            k_act, k_step = jax.random.split(key)
+            action = pgx.experimental.act_randomly(k_act, state.legal_action_mask)
+            state = step(state, action, jax.random.split(k_step, batch))
+            return state, state.terminated
+
+        return jax.lax.scan(move, state, jax.random.split(key, 100))
+
+    state, terminated = jax.jit(play)(jax.random.key(0))
+    assert terminated.any()  # games ended and were reset
+    assert int(jnp.max(state.step_count)) < 42
