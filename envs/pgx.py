@@ -113,7 +113,7 @@ def from_pgx(pgx_env, max_steps: int | None = None) -> PgxEnv:
 
 @state_dataclass
 class PgxState(State):
-    pgx: Any  # pgx's own state (its observation field emptied: ours is the copy)
+    pgx: Any  # pgx's own state, its observation a 1-element stub (ours is the copy)
 
 
 def _symmetries(game_id: str, observation_shape: tuple[int, ...], num_actions: int,
@@ -163,7 +163,8 @@ class PgxEnv(Env):
             terminated=inner.terminated,
             truncated=jnp.bool_(False),
             step_count=inner._step_count.astype(jnp.int32),
-            pgx=inner.replace(observation=jnp.zeros((0,), inner.observation.dtype)),
+            # One element, not zero: orbax refuses to checkpoint a zero-size array.
+            pgx=inner.replace(observation=jnp.zeros((1,), inner.observation.dtype)),
         )
 
     def _init(self, key: Array) -> PgxState:

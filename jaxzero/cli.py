@@ -98,6 +98,12 @@ def _check_game(name: str) -> str:
 
     if name in envs.available():
         return name
+    if name.startswith("pgx/"):  # any pgx id: built, or refused with the reason
+        try:
+            envs.make(name)
+        except (ValueError, ImportError) as error:
+            raise UsageError(str(error)) from None
+        return name
     raise UsageError(
         f"unknown game {name!r}; choose a preset ({', '.join(sorted(PRESETS))}) "
         f"or a game ({', '.join(envs.available())})"
@@ -187,7 +193,11 @@ def _train_config(game, overrides, seconds, iterations, resume):
         if parsed:
             raise UsageError("overrides cannot change a run being resumed; drop them")
         return None
-    return config_lib.apply_overrides(presets.get_preset(game), parsed)
+    if game in presets.PRESETS:
+        base = presets.get_preset(game)
+    else:  # a game without a preset (the pgx games): the defaults
+        base = config_lib.Config(game=_check_game(game))
+    return config_lib.apply_overrides(base, parsed)
 
 
 def _resumed_game(run_dir: Path, game: str | None) -> str:

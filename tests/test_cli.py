@@ -21,7 +21,7 @@ def _error_line(result) -> str:
 
 def test_unknown_game_names_the_choices():
     line = _error_line(runner.invoke(app, ["train", "chess"]))
-    assert "no preset 'chess'" in line and "tic_tac_toe" in line
+    assert "unknown game 'chess'; choose a preset" in line and "tic_tac_toe" in line
 
 
 def test_unknown_override_names_the_valid_keys():
