@@ -155,6 +155,7 @@ class PgxEnv(Env):
         )
 
     def _wrap(self, inner) -> PgxState:
+        inner = jax.tree.map(jnp.asarray, inner)  # some pgx defaults are Python numbers
         return PgxState(
             current_player=inner.current_player.astype(jnp.int32),
             observation=_float_unless_bool(inner.observation),
@@ -172,6 +173,17 @@ class PgxEnv(Env):
 
     def _step(self, state: PgxState, action: Array, key: Array) -> PgxState:
         return self._wrap(self.pgx_env.step(state.pgx, action, key))
+
+    def render(self, state: PgxState) -> str:
+        """The mover's stones X, the opponent's O (othello, hex, go: their first two
+        observation planes), then who moves; other games only the latter line."""
+        lines = []
+        if str(self.pgx_env.id) in ("othello", "hex", "go_9x9", "go_19x19"):
+            planes = np.asarray(jax.device_get(state.observation))
+            board = np.where(planes[..., 0] > 0, "X", np.where(planes[..., 1] > 0, "O", "."))
+            lines = [" ".join(row) for row in board]
+        player, step = int(state.current_player), int(state.step_count)
+        return "\n".join([*lines, f"step {step}, player {player} to move (X)"])
 
     def _observe(self, state: PgxState, player: Array) -> Array:
         return _float_unless_bool(self.pgx_env._observe(state.pgx, player))

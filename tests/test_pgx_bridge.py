@@ -152,3 +152,12 @@ def test_our_envs_run_inside_pgx_utilities():
     state, terminated = jax.jit(play)(jax.random.key(0))
     assert terminated.any()  # games ended and were reset
     assert int(jnp.max(state.step_count)) < 42
+
+
+def test_render_draws_the_board_games_and_names_the_mover_in_all():
+    othello = envs.make("pgx/othello")
+    picture = othello.render(jax.jit(othello.init)(jax.random.key(0))).splitlines()
+    assert len(picture) == 9 and picture[3].split().count("X") + picture[3].split().count("O") == 2
+    assert picture[-1] == "step 0, player 0 to move (X)"
+    backgammon = envs.make("pgx/backgammon")
+    assert backgammon.render(jax.jit(backgammon.init)(jax.random.key(0))).startswith("step 0")
