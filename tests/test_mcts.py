@@ -55,15 +55,19 @@ def _assert_same(ours: mctx.PolicyOutput, theirs: mctx.PolicyOutput):
             np.testing.assert_array_equal(actual, expected, err_msg=name)
 
 
-@pytest.mark.parametrize("game", ["tic_tac_toe", "connect_four"])
-def test_puct_grows_mctx_tree(game):
+@pytest.mark.parametrize(
+    "game, simulations",
+    [("tic_tac_toe", SIMULATIONS), ("connect_four", SIMULATIONS), ("tic_tac_toe", 40)],
+)
+def test_puct_grows_mctx_tree(game, simulations):
+    """24 simulations: the backup written out; 40 (> mcts.UNROLLED_LEVELS): as a scan."""
     _, root, recurrent_fn, invalid = _roots(game)
     kwargs = dict(invalid_actions=invalid, dirichlet_fraction=0.25, dirichlet_alpha=0.3)
     key = jax.random.key(0)
     theirs = jax.jit(
-        lambda k: mctx.muzero_policy(None, k, root, recurrent_fn, SIMULATIONS, **kwargs)
+        lambda k: mctx.muzero_policy(None, k, root, recurrent_fn, simulations, **kwargs)
     )
-    ours = jax.jit(lambda k: mcts.puct_policy(None, k, root, recurrent_fn, SIMULATIONS, **kwargs))
+    ours = jax.jit(lambda k: mcts.puct_policy(None, k, root, recurrent_fn, simulations, **kwargs))
     expected = theirs(key)
     tree = expected.search_tree
     if game == "tic_tac_toe":  # some expanded edge ends the game, and the search goes on below

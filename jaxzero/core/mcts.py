@@ -13,8 +13,8 @@ the loops cost a third of self-play. Here, for the same ``mctx.Tree``:
 * the expansion is mctx's;
 * the backup has no loop: the returns of all the path's nodes are one recursion
   ``G_d = r_d + γ_d · G_(d+1)`` written out over the D levels (XLA fuses it into one
-  kernel), and the visits and values of the path's nodes and edges are written by one
-  scatter each.
+  kernel; a scan beyond 32 levels, to keep compile times short), and the visits and
+  values of the path's nodes and edges are written by one scatter each.
 
 The trees are mctx's exactly: same selection functions (mctx's own, under ``vmap``), same
 PRNG stream, same floating-point operations in the same order (``tests/test_mcts.py``
@@ -37,6 +37,9 @@ import mctx
 
 Array = jax.Array
 Tree = mctx.Tree
+# Up to this depth the backup's recursion is written out level by level (one fused kernel);
+# beyond it, a scan: an unrolled recursion of hundreds of levels compiles for minutes.
+UNROLLED_LEVELS = 32
 # (key [B], tree, node [B], depth [B]) -> action int32 [B]; mctx's unbatched signature, vmapped
 Selection = Callable[[Array, Tree, Array, Array], Array]
 
@@ -145,11 +148,21 @@ def backup(tree: Tree, leaf: Array, length: Array, path: Array, path_actions: Ar
     discount = tree.children_discounts[rows, path, path_actions]
     # G_d = r_d + γ_d · G_(d+1) from G_length = value(leaf): mctx's recursion, level by level.
     value = tree.node_values[rows[:, 0], leaf]  # [B]
-    returns = [value] * max_depth
-    for d in reversed(range(max_depth)):
-        value = jnp.where(on_path[:, d], reward[:, d] + discount[:, d] * value, value)
-        returns[d] = value
-    returns = jnp.stack(returns, axis=1)  # [B, D]
+    if max_depth <= UNROLLED_LEVELS:  # written out: one fused kernel
+        returns = [value] * max_depth
+        for d in reversed(range(max_depth)):
+            value = jnp.where(on_path[:, d], reward[:, d] + discount[:, d] * value, value)
+            returns[d] = value
+        returns = jnp.stack(returns, axis=1)  # [B, D]
+    else:  # deeper budgets: the same recursion as a scan, so that compile time stays short
+
+        def level(value, xs):
+            on, r, g = xs
+            value = jnp.where(on, r + g * value, value)
+            return value, value
+
+        xs = (on_path.T, reward.T, discount.T)
+        returns = jax.lax.scan(level, value, xs, reverse=True)[1].T  # [B, D]
 
     count = tree.node_visits[rows, path]  # int32 [B, D]
     node_value = (tree.node_values[rows, path] * count + returns) / (count + 1.0)
