@@ -124,7 +124,7 @@ def _symmetries(game_id: str, observation_shape: tuple[int, ...], num_actions: i
         group = symmetry.dihedral(n, extra_actions=num_actions - n * n)
         # Keep the elements that fix the starting position: all 8 for go; for othello the 4
         # that keep its four centre discs (a quarter-turn swaps their colours).
-        start = np.asarray(initial_observation).reshape(n * n, -1)
+        start = np.asarray(initial_observation()).reshape(n * n, -1)
         keep = [s for s in range(8) if np.array_equal(start[group.observation_index[s]], start)]
         return symmetry.Symmetries(group.observation_index[keep], group.action_index[keep])
     if game_id == "hex":
@@ -149,7 +149,8 @@ class PgxEnv(Env):
         self.num_actions = int(pgx_env.num_actions)
         self.observation_shape = tuple(int(d) for d in pgx_env.observation_shape)
         self.max_steps = int(max_steps)
-        start = jax.jit(pgx_env.init)(jax.random.key(0)).observation
+        # The starting position is computed only for the games whose group depends on it.
+        start = lambda: jax.jit(pgx_env.init)(jax.random.key(0)).observation  # noqa: E731
         self.symmetries = _symmetries(
             str(pgx_env.id), self.observation_shape, self.num_actions, start
         )
