@@ -48,10 +48,10 @@ def state_dataclass(cls: type[S]) -> type[S]:
 class State:
     """Fields every game state has. Games subclass it with ``@state_dataclass``."""
 
-    current_player: Array  # int32 []      player to move, 0 or 1
+    current_player: Array  # int32 []      player to move, 0 .. num_players - 1
     observation: Array  # [*observation_shape] from current_player's point of view
     legal_action_mask: Array  # bool [A]
-    rewards: Array  # float32 [2]   reward of the last step, per player
+    rewards: Array  # float32 [P]   reward of the last step, per player (P = num_players)
     terminated: Array  # bool []
     truncated: Array  # bool []
     step_count: Array  # int32 []      actions taken so far
@@ -61,7 +61,8 @@ class State:
 
 
 class Env(abc.ABC):
-    """A two-player game with a fixed action space. Subclasses set the attributes below."""
+    """A game of one or two players with a fixed action space. Subclasses set the
+    attributes below."""
 
     id: str
     num_players: int = 2
@@ -84,7 +85,8 @@ class Env(abc.ABC):
 
         nxt = self._step(state, action, key)
         step_count = state.step_count + 1
-        loss_for_mover = jnp.where(jnp.arange(2) == mover, -1.0, 1.0).astype(jnp.float32)
+        players = jnp.arange(self.num_players)
+        loss_for_mover = jnp.where(players == mover, -1.0, 1.0).astype(jnp.float32)
         rewards = jnp.where(illegal, loss_for_mover, nxt.rewards)
         terminated = nxt.terminated | illegal
         truncated = ~terminated & (step_count >= self.max_steps)

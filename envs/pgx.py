@@ -1,4 +1,4 @@
-"""The pgx bridge: any perfect-information, two-player pgx game as an :class:`Env`.
+"""The pgx bridge: any perfect-information pgx game of one or two players as an :class:`Env`.
 
     env = envs.make("pgx/othello")          # or envs.from_pgx(pgx.make("othello"))
 
@@ -10,8 +10,10 @@ for the mover, a finished game's legal mask is all ones), so the bridge only add
 * ``max_steps``: pgx never truncates, while every Env ends by ``max_steps``. For games
   that pgx itself ends (``_MAX_STEPS``: go at 2·size², chess and shogi at 512, animal
   shogi and gardner chess at 256; tic-tac-toe, Connect Four, othello and hex by their
-  board) the bound is never reached first; backgammon has no bound, and is truncated (a
-  draw) at 1,000 actions unless ``max_steps`` says otherwise.
+  board) the bound is never reached first; backgammon and 2048 have no bound, and are
+  truncated at 1,000 actions unless ``max_steps`` says otherwise (a backgammon game
+  truncated is a draw; a 2048 game keeps the score it made: random play ends by about 150
+  moves, a 2048 tile takes about 1,000).
 * ``symmetries``: the 8 of the square for go and the 4 of them that keep othello's
   starting discs (pass fixed), the half-turn for hex (swap fixed), identity for the
   others: a wrong group is worse than none.
@@ -20,8 +22,10 @@ for the mover, a finished game's legal mask is all ones), so the bridge only add
 
 Refused, with the reason: games with hidden information (a search over the true state
 would see the opponent's cards, and a determinised search needs ``resample_hidden``, which
-pgx does not provide), single-player games (jaxzero's value targets and search assume two
-players in a zero-sum game), and games of more than two players.
+pgx does not provide), MinAtar (its games live in the separate ``pgx-minatar`` package,
+and are not wired here), and games of more than two players. Single-player games (2048)
+pay scores, not ±1: train them with a categorical value head
+(``network.value_head=categorical``, ``jaxzero.core.values``).
 """
 
 from __future__ import annotations
@@ -50,9 +54,9 @@ _MAX_STEPS = {
     "chess": 512,
     "shogi": 512,
     "backgammon": 1000,  # pgx has no bound: the bridge's cap
+    "2048": 1000,  # pgx has no bound: the bridge's cap
 }
 _HIDDEN = ("kuhn_poker", "leduc_holdem", "sparrow_mahjong", "bridge_bidding")
-_SINGLE_PLAYER = ("2048",)  # and every "minatar-*"
 
 
 def refusal(game_id: str) -> str | None:
@@ -63,10 +67,10 @@ def refusal(game_id: str) -> str | None:
             "the opponent's cards, and jaxzero's determinised search needs resample_hidden, "
             "which pgx does not provide"
         )
-    if game_id in _SINGLE_PLAYER or game_id.startswith("minatar-"):
+    if game_id.startswith("minatar-"):
         return (
-            f"pgx/{game_id} is a single-player game; jaxzero's value targets and search "
-            "assume two players in a zero-sum game"
+            f"pgx/{game_id} is a MinAtar game, which lives in the separate pgx-minatar "
+            "package; the bridge does not wire it yet"
         )
     return None
 
@@ -98,8 +102,8 @@ def from_pgx(pgx_env, max_steps: int | None = None) -> PgxEnv:
     """Wrap a pgx env (``pgx.make(...)``); ``max_steps`` overrides the table above."""
     game_id = str(pgx_env.id)
     reason = refusal(game_id)
-    if reason is None and pgx_env.num_players != 2:
-        reason = f"pgx/{game_id} has {pgx_env.num_players} players; jaxzero plays two"
+    if reason is None and pgx_env.num_players not in (1, 2):
+        reason = f"pgx/{game_id} has {pgx_env.num_players} players; jaxzero plays one or two"
     if reason is not None:
         raise ValueError(reason)
     if max_steps is None:
@@ -149,6 +153,7 @@ class PgxEnv(Env):
         self.num_actions = int(pgx_env.num_actions)
         self.observation_shape = tuple(int(d) for d in pgx_env.observation_shape)
         self.max_steps = int(max_steps)
+        self.num_players = int(pgx_env.num_players)
         # The starting position is computed only for the games whose group depends on it.
         start = lambda: jax.jit(pgx_env.init)(jax.random.key(0)).observation  # noqa: E731
         self.symmetries = _symmetries(

@@ -15,9 +15,9 @@ step and the rule at the first violation of the contract in ``envs/core.py``:
   ``env.num_actions``, ``env.num_players``); ``state.observation`` equals
   ``env.observe(state, state.current_player)``;
 * the initial state is live, pays nothing and has step count 0;
-* while a game is live the legal mask is non-empty, the step count grows by one a step
-  and the rewards are zero except on the step that ends the game; two-player rewards are
-  zero-sum on every step;
+* while a game is live the legal mask is non-empty and the step count grows by one a
+  step; two-player games pay only their outcome (rewards are zero except on the step that
+  ends the game) and are zero-sum on every step (single-player games pay scores as they go);
 * every game ends (terminated or truncated, never both) within ``env.max_steps`` steps;
   a finished game has an all-ones mask and absorbs: stepping it returns the same state
   with zero rewards;
@@ -257,7 +257,7 @@ def _check_games(env: Env, init: State, states: State) -> None:
                 f"{where}: step {bad[0] + 1}: rewards {rewards[g, bad[0]].tolist()} "
                 "are not zero-sum"
             )
-        for t in range(end):
+        for t in range(end if env.num_players == 2 else 0):  # two players: the outcome only
             assert (rewards[g, t] == 0).all(), (
                 f"{where}: step {t + 1}: rewards {rewards[g, t].tolist()} before the game ended"
             )

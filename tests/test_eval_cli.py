@@ -99,7 +99,7 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
         (["analyze", "chess"], "unknown game 'chess'"),
         (["play", "chess"], "unknown game 'chess'; choose a preset"),
         (["play", "pgx/kuhn_poker"], "pgx/kuhn_poker has hidden information: a search"),
-        (["analyze", "pgx/2048"], "pgx/2048 is a single-player game"),
+        (["analyze", "pgx/minatar-breakout"], "pgx/minatar-breakout is a MinAtar game"),
         (["train", "pgx/no_such_game"], "pgx has no game 'no_such_game'"),
         (["play", "connect_four"], "no agent in runs/connect_four: train one with `jaxzero train"),
         (

@@ -187,19 +187,19 @@ def test_opening_plies_are_uniformly_random_and_still_searched(opening_plies):
 
 
 def test_value_target_mixes_the_discounted_outcome_with_the_root_value():
-    """One finished game of 3 positions, movers 0, 0, 1, player 0 won: with weight w each
-    target is (1 - w)·γ^k·z + w·q, q being the search's root value at that position."""
+    """One finished game of 3 positions, movers 0, 0, 1, player 0 won on the last move:
+    with weight w each target is (1 - w)·γ^k·z + w·q, q being the search's root value."""
     env = DoubleMove()
     sp = selfplay.init_selfplay(env, 2, jax.random.key(0))
     sp = sp.replace(
         player=jnp.array([[0, 0, 1], [0, 1, 0]], jnp.int32),
         root_value=jnp.array([[0.5, -0.25, 0.75], [0.1, 0.2, 0.3]], jnp.float32),
         length=jnp.array([3, 2], jnp.int32),
-        returns=jnp.array([[1.0, -1.0], [0.0, 0.0]], jnp.float32),
     )
+    sp = selfplay.add_rewards(sp, jnp.array([[1.0, -1.0], [0.0, 0.0]]), GAMMA)
     done = jnp.array([True, False])
     for w in (0.0, 0.5):
-        batch, valid = selfplay.finished_games_batch(sp, done, GAMMA, w)
+        batch, valid = selfplay.finished_games_batch(sp, done, w)
         z = np.array([GAMMA**2, GAMMA, -1.0])
         expected = (1 - w) * z + w * np.array([0.5, -0.25, 0.75])
         np.testing.assert_allclose(np.asarray(batch.value_target[:3]), expected, rtol=1e-6)

@@ -19,7 +19,7 @@ from jaxzero.run.checkpoint import Checkpointer
 
 # Every id pgx 2.6 offers: what the bridge does with it.
 TABLE = {
-    "2048": "single-player",
+    "2048": "built",
     "animal_shogi": "built",
     "backgammon": "built",
     "chess": "built",
@@ -30,11 +30,11 @@ TABLE = {
     "hex": "built",
     "kuhn_poker": "hidden information",
     "leduc_holdem": "hidden information",
-    "minatar-asterix": "single-player",
-    "minatar-breakout": "single-player",
-    "minatar-freeway": "single-player",
-    "minatar-seaquest": "single-player",
-    "minatar-space_invaders": "single-player",
+    "minatar-asterix": "pgx-minatar",
+    "minatar-breakout": "pgx-minatar",
+    "minatar-freeway": "pgx-minatar",
+    "minatar-seaquest": "pgx-minatar",
+    "minatar-space_invaders": "pgx-minatar",
     "othello": "built",
     "shogi": "built",
     "sparrow_mahjong": "hidden information",
@@ -57,7 +57,7 @@ def test_every_pgx_game_is_built_or_refused_in_one_line():
         envs.make("pgx/no_such_game")
 
 
-@pytest.mark.parametrize("game_id", ["othello", "hex", "backgammon", "animal_shogi"])
+@pytest.mark.parametrize("game_id", ["othello", "hex", "backgammon", "animal_shogi", "2048"])
 def test_the_bridge_is_pgx_move_for_move(game_id):
     """Same keys, same random legal actions: same observations, masks, rewards, movers."""
     theirs = pgx.make(game_id)
@@ -110,20 +110,31 @@ def test_a_wrong_group_is_caught():
         testing.check_symmetries(env, num_games=4)
 
 
-@pytest.mark.parametrize("game_id", ["othello", "backgammon"])
+@pytest.mark.parametrize("game_id", ["othello", "backgammon", "2048"])
 def test_the_contract_holds_through_the_bridge(game_id):
     testing.check_env(envs.make(f"pgx/{game_id}"), num_games=4)
 
 
-@pytest.mark.parametrize("game_id", ["othello", "backgammon"])
+@pytest.mark.parametrize("game_id", ["othello", "backgammon", "2048"])
 def test_a_tiny_iteration_compiles_once_runs_and_checkpoints(game_id, tmp_path):
     config = tiny_config(f"pgx/{game_id}", network__kind="mlp")
+    if game_id == "2048":  # scores: a categorical head, games short enough to finish
+        config = tiny_config(
+            "pgx/2048", network__kind="mlp", network__value_head="categorical",
+            network__value_max=1000.0, network__value_bins=21, selfplay__moves_per_iteration=60,
+        )  # fmt: skip
     trainer = make_trainer(config)
     state = trainer.init(jax.random.key(0))
+    rows = []
     for _ in range(3):
         state, metrics, _ = trainer.iteration(state)
+        rows.append(jax.device_get(metrics))
     assert trainer.iteration._cache_size() == 1
-    assert all(np.isfinite(v) for v in jax.device_get(metrics).values()), metrics
+    assert all(np.isfinite(v) for v in rows[-1].values()), rows[-1]
+    if game_id == "2048":  # the targets are scores: positive, beyond a tanh head's range
+        assert sum(r["game_return"] * r["games_finished"] for r in rows) > 0
+        written = np.asarray(state.replay.written)
+        assert np.asarray(state.replay.value_target)[written].max() > 1.0
     # The bridge's state (pgx's inside) saves and restores: orbax refuses zero-size arrays.
     with Checkpointer(tmp_path) as checkpointer:
         checkpointer.save(3, state, config_to_dict(config))

@@ -68,6 +68,11 @@ class NetworkConfig:
     "bfloat16" computes the network in bfloat16 (mixed precision: parameters, optimiser
     state, targets and the network's outputs stay float32); worth it on GPUs and TPUs,
     slower on most CPUs.
+
+    ``value_head`` "tanh" predicts values in [-1, 1] (two-player games with ±1 outcomes);
+    "categorical" predicts ``value_bins`` categories over MuZero's transform h of
+    [-value_max, value_max] (``jaxzero.core.values``): for scores (2048) or outcomes
+    beyond ±1 (backgammon's gammons). ``value_max`` is the largest return it represents.
     """
 
     kind: Literal["auto", "resnet", "mlp"] = "auto"
@@ -78,10 +83,15 @@ class NetworkConfig:
     hidden_size: int = 128  # MLP: width of each hidden layer
     num_layers: int = 2  # MLP: hidden layers
     dtype: Literal["float32", "bfloat16"] = "float32"  # compute dtype of the network
+    value_head: Literal["tanh", "categorical"] = "tanh"
+    value_bins: int = 101  # categorical head: bins over [-h(value_max), h(value_max)]
+    value_max: float = 1.0  # categorical head: the largest |return| it represents
 
     def __post_init__(self) -> None:
         _at_least(self, 1, "num_blocks", "channels", "value_channels", "hidden_size", "num_layers")
         _at_least(self, 0, "value_hidden")
+        _at_least(self, 3, "value_bins")
+        _check(self.value_max > 0, f"network.value_max must be > 0, got {self.value_max}")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,7 +4,9 @@
 
 averaged over the minibatch, where π_search is the search policy stored in replay, the
 network's logits are masked to the legal actions of the (symmetry-mapped) position, and z
-is the outcome target. Weight decay is AdamW's decoupled decay (not an L2 term in the loss).
+is the value target. With a categorical value head the value term is instead the
+cross-entropy of the head's bins against z's two-hot encoding (``jaxzero.core.values``),
+times c_v. Weight decay is AdamW's decoupled decay (not an L2 term in the loss).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from jaxzero.core.config import OptimConfig
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.replay import Batch
 from jaxzero.core.search import mask_logits
+from jaxzero.core.values import CategoricalValue
 
 Array = jax.Array
 
@@ -47,14 +50,24 @@ def make_optimizer(config: OptimConfig) -> optax.GradientTransformation:
 
 
 def loss_fn(
-    params, apply_fn: ApplyFn, batch: Batch, value_loss_weight: float = 1.0
+    params,
+    apply_fn: ApplyFn,
+    batch: Batch,
+    value_loss_weight: float = 1.0,
+    value: CategoricalValue | None = None,
 ) -> tuple[Array, dict[str, Array]]:
-    """The scalar loss and its parts (policy_loss, value_loss, policy_entropy)."""
-    logits, value = apply_fn(params, batch.observation)  # [N, A], [N]
+    """The scalar loss and its parts (policy_loss, value_loss, policy_entropy);
+    ``value``: the network's categorical value head (None: a tanh head)."""
+    if value is None:
+        logits, prediction = apply_fn(params, batch.observation)  # [N, A], [N]
+        value_loss = jnp.mean((prediction - batch.value_target) ** 2)
+    else:
+        logits, bins = apply_fn(params, batch.observation, value_logits=True)  # [N, A], [N, K]
+        two_hot = value.encode(batch.value_target)  # [N, K]
+        value_loss = -jnp.sum(two_hot * jax.nn.log_softmax(bins, axis=-1), axis=-1).mean()
     log_prior = jax.nn.log_softmax(mask_logits(logits, batch.legal_action_mask), axis=-1)
     target = batch.policy
     policy_loss = -jnp.sum(jnp.where(target > 0, target * log_prior, 0.0), axis=-1).mean()
-    value_loss = jnp.mean((value - batch.value_target) ** 2)
     prior = jnp.exp(log_prior)
     entropy = -jnp.sum(jnp.where(prior > 0, prior * log_prior, 0.0), axis=-1).mean()
     loss = policy_loss + value_loss_weight * value_loss
@@ -66,8 +79,10 @@ def make_update_fn(
     optimizer: optax.GradientTransformation,
     config: OptimConfig,
     axis_name: str | None = None,
+    value: CategoricalValue | None = None,
 ) -> Callable:
-    """``update(params, opt_state, batch) -> (params, opt_state, metrics)``: one step.
+    """``update(params, opt_state, batch) -> (params, opt_state, metrics)``: one step
+    (``value``: the network's categorical value head, None for a tanh head).
 
     ``axis_name``: inside ``shard_map`` over that mesh axis, each device holds a share of
     the minibatch; gradients and metrics are averaged over the axis (``pmean``), so every
@@ -75,7 +90,7 @@ def make_update_fn(
 
     def update(params, opt_state, batch: Batch):
         grads, metrics = jax.grad(loss_fn, has_aux=True)(
-            params, apply_fn, batch, config.value_loss_weight
+            params, apply_fn, batch, config.value_loss_weight, value
         )
         if axis_name is not None:
             grads, metrics = jax.lax.pmean((grads, metrics), axis_name)

@@ -163,7 +163,9 @@ def make_step(
     and replay ring (:func:`jaxzero.core.replay.local`), its keys are folded with the
     device's index, and gradients, counts and sums are reduced over the axis."""
     play = selfplay.make_selfplay_fn(config, env, apply_fn)
-    update = learner.make_update_fn(apply_fn, optimizer, config.optim, axis_name)
+    update = learner.make_update_fn(
+        apply_fn, optimizer, config.optim, axis_name, networks.value_transform(config.network)
+    )
     symmetries = env.symmetries if config.replay.augment else None
     optim = config.optim
     b, t = config.selfplay.batch_size, config.selfplay.moves_per_iteration
@@ -223,13 +225,16 @@ def make_step(
             "value_error": value_error,
             "games_finished": games,
             "game_length": sums["game_length_sum"] / per_game,
-            "first_player_win_rate": sums["first_player_wins"] / per_game,
-            "draw_rate": sums["draws"] / per_game,
-            "first_player_loss_rate": sums["first_player_losses"] / per_game,
             "buffer_fill": size.astype(jnp.float32) / (buffer.capacity * shards),
             "positions_written": (state.positions_written + written).astype(jnp.float32),
             "updated": readyf,
         }
+        if env.num_players == 1:  # a score, not an outcome
+            metrics["game_return"] = sums["first_player_return_sum"] / per_game
+        else:
+            metrics["first_player_win_rate"] = sums["first_player_wins"] / per_game
+            metrics["draw_rate"] = sums["draws"] / per_game
+            metrics["first_player_loss_rate"] = sums["first_player_losses"] / per_game
         new_state = TrainState(
             params=params,
             best_params=state.best_params if config.gate.enabled else params,

@@ -1,8 +1,11 @@
 """Policy/value networks (Flax linen): a ResNet for board observations, an MLP otherwise.
 
 Both map a batch of observations ``[B, *observation_shape]`` (bool or float) to
-``(logits float32 [B, A], value float32 [B])`` with the value squashed by ``tanh`` into
-[-1, 1], from the point of view of the player to move.
+``(logits float32 [B, A], value float32 [B])``, the value from the point of view of the
+player to move: squashed by ``tanh`` into [-1, 1], or, with a categorical value head
+(``value``, a :class:`jaxzero.core.values.CategoricalValue`), decoded from its bins.
+``apply(variables, observation, value_logits=True)`` returns the bins' logits
+``[B, K]`` in place of the value, for the learner's cross-entropy.
 
 Normalisation is LayerNorm, not BatchNorm: the network's variables are only ``params``,
 so every copy of a network (self-play, learner, checkpoint, agent) is the same function
@@ -26,6 +29,7 @@ from jax import lax
 from envs.core import Env
 from envs.symmetry import Symmetries
 from jaxzero.core.config import NetworkConfig
+from jaxzero.core.values import CategoricalValue
 
 ApplyFn = Callable[[dict, jax.Array], tuple[jax.Array, jax.Array]]
 
@@ -122,9 +126,12 @@ class ResNet(nn.Module):
     value_channels: int = 1
     value_hidden: int = 0
     dtype: Any = None
+    value: CategoricalValue | None = None  # None: a tanh head
 
     @nn.compact
-    def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def __call__(
+        self, observation: jax.Array, value_logits: bool = False
+    ) -> tuple[jax.Array, jax.Array]:
         x = observation.astype(jnp.float32)  # [B, H, W, C]
         conv, dense = (functools.partial(m, dtype=self.dtype) for m in (self.conv, nn.Dense))
         x = nn.relu(nn.LayerNorm(dtype=self.dtype)(conv(self.channels, (3, 3))(x)))
@@ -140,8 +147,7 @@ class ResNet(nn.Module):
         v = nn.relu(conv(self.value_channels, (1, 1))(x))
         v = dense(self.value_hidden or self.channels)(v.reshape(v.shape[0], -1))
         v = nn.relu(v)
-        value = jnp.tanh(dense(1)(v)[:, 0])  # [B]
-        return logits.astype(jnp.float32), value.astype(jnp.float32)
+        return logits.astype(jnp.float32), _value_head(v, dense, self.value, value_logits)
 
 
 class MLP(nn.Module):
@@ -151,16 +157,34 @@ class MLP(nn.Module):
     hidden_size: int
     num_layers: int
     dtype: Any = None  # compute dtype, as ResNet's
+    value: CategoricalValue | None = None  # None: a tanh head
 
     @nn.compact
-    def __call__(self, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def __call__(
+        self, observation: jax.Array, value_logits: bool = False
+    ) -> tuple[jax.Array, jax.Array]:
         x = observation.astype(jnp.float32).reshape(observation.shape[0], -1)  # [B, D]
         dense = functools.partial(nn.Dense, dtype=self.dtype)
         for _ in range(self.num_layers):
             x = nn.relu(nn.LayerNorm(dtype=self.dtype)(dense(self.hidden_size)(x)))
         logits = dense(self.num_actions)(x)  # [B, A]
-        value = jnp.tanh(dense(1)(x)[:, 0])  # [B]
-        return logits.astype(jnp.float32), value.astype(jnp.float32)
+        return logits.astype(jnp.float32), _value_head(x, dense, self.value, value_logits)
+
+
+def _value_head(x: jax.Array, dense, value: CategoricalValue | None, value_logits: bool):
+    """[B, D] features -> the value float32 [B] (tanh, or decoded from the bins), or with
+    ``value_logits`` the bins' logits float32 [B, K] (a tanh head: its [B] value)."""
+    if value is None:
+        return jnp.tanh(dense(1)(x)[:, 0]).astype(jnp.float32)  # [B]
+    bins = dense(value.bins)(x).astype(jnp.float32)  # [B, K]
+    return bins if value_logits else value.decode(bins)
+
+
+def value_transform(config: NetworkConfig) -> CategoricalValue | None:
+    """The categorical value head of ``config``, None for a tanh head."""
+    if config.value_head == "categorical":
+        return CategoricalValue(config.value_bins, config.value_max)
+    return None
 
 
 def make_network(config: NetworkConfig, env: Env) -> nn.Module:
@@ -182,9 +206,16 @@ def make_network(config: NetworkConfig, env: Env) -> nn.Module:
             value_channels=config.value_channels,
             value_hidden=config.value_hidden,
             dtype=dtype,
+            value=value_transform(config),
         )
     if kind == "mlp":
-        return MLP(env.num_actions, config.hidden_size, config.num_layers, dtype=dtype)
+        return MLP(
+            env.num_actions,
+            config.hidden_size,
+            config.num_layers,
+            dtype=dtype,
+            value=value_transform(config),
+        )
     raise ValueError(f"unknown network kind {config.kind!r}; choose auto, resnet or mlp")
 
 

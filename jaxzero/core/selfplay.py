@@ -1,19 +1,23 @@
 """Batched self-play: B games stepped together by ``lax.scan``, persisting across calls.
 
 Each game carries its env state and its trajectory so far (at most ``env.max_steps``
-positions: observation, search policy, legal mask, mover, root value). A call plays T
-moves of every game. When a game ends (terminated or truncated) after the move at ply
-``n - 1``, each of its positions ``i < n`` is labelled
+positions: observation, search policy, legal mask, mover, root value, return so far). A
+call plays T moves of every game. When a game ends (terminated or truncated) after the
+move at ply ``n - 1``, each of its positions ``i < n`` is labelled
 
-    value_target_i = (1 - w) · γ^(n - 1 - i) · z[mover_i] + w · q_i
+    value_target_i = (1 - w) · G_i + w · q_i,    G_i = Σ_{t=i}^{n-1} γ^(t - i) · r_{t+1}[mover_i]
 
-where ``z`` is the game's total reward per player, ``mover_i`` the player to move at
-position ``i`` (so the position of the last decision gets ``z`` itself and γ < 1 prefers
-quick wins), ``q_i`` the search's root value there (mover's view) and ``w`` the config's
-``root_value_weight`` (0 = AlphaZero's pure outcome; mixing in ``q`` trades the outcome's
-noise, which moves played later add, for the search's bias). All of them are written to
-the replay buffer in order, and the game restarts from ``env.init``. No game is cut off
-because a call ended: the next call continues it.
+where ``r_{t+1}`` is the reward vector paid by the move at ply ``t``, ``mover_i`` the
+player to move at position ``i``, so ``G_i`` is the discounted return from position ``i``
+to the end for the player who decides there (γ < 1 prefers quick wins), ``q_i`` the
+search's root value there (mover's view) and ``w`` the config's ``root_value_weight``
+(0 = AlphaZero's pure outcome; mixing in ``q`` trades the outcome's noise, which moves
+played later add, for the search's bias). One rule for every game: in a two-player game
+whose only reward is the outcome ``z`` on the last move, ``G_i = γ^(n - 1 - i) · z[mover_i]``
+(AlphaZero's target, discounted); in a single-player game it is the discounted score to
+the end. ``G`` is accumulated as the rewards arrive (:func:`add_rewards`). All positions
+are written to the replay buffer in order, and the game restarts from ``env.init``. No
+game is cut off because a call ended: the next call continues it.
 
 The write is one masked scatter of the fixed-shape [B, L] trajectory block per move,
 rows of unfinished games and slots past a game's length being dropped.
@@ -46,8 +50,9 @@ class SelfPlayState:
     legal_action_mask: Array  # bool [B, L, A]
     player: Array  # int32 [B, L]  mover at each position
     root_value: Array  # float32 [B, L]  search value at each position, mover's view
+    value_return: Array  # float32 [B, L]  discounted return since each position, mover's view
     length: Array  # int32 [B]  positions recorded in the current game
-    returns: Array  # float32 [B, 2]  rewards summed over the current game
+    returns: Array  # float32 [B, P]  rewards summed over the current game, per player
 
     def replace(self, **changes) -> SelfPlayState:
         return dataclasses.replace(self, **changes)
@@ -64,6 +69,7 @@ METRIC_SUMS = (
     "search_entropy_sum",
     "root_value_sum",
     "positions_written",
+    "first_player_return_sum",
 )
 
 
@@ -79,8 +85,9 @@ def init_selfplay(env: Env, batch_size: int, key: Array) -> SelfPlayState:
         legal_action_mask=jnp.zeros((b, length, a), jnp.bool_),
         player=jnp.zeros((b, length), jnp.int32),
         root_value=jnp.zeros((b, length), jnp.float32),
+        value_return=jnp.zeros((b, length), jnp.float32),
         length=jnp.zeros((b,), jnp.int32),
-        returns=jnp.zeros((b, 2), jnp.float32),
+        returns=jnp.zeros((b, env.num_players), jnp.float32),
     )
 
 
@@ -88,15 +95,26 @@ def _entropy(p: Array) -> Array:
     return -jnp.sum(jnp.where(p > 0, p * jnp.log(jnp.where(p > 0, p, 1.0)), 0.0), axis=-1)
 
 
-def finished_games_batch(
-    sp: SelfPlayState, done: Array, discount: float, root_value_weight: float = 0.0
-):
+def add_rewards(sp: SelfPlayState, rewards: Array, discount: float) -> SelfPlayState:
+    """Credit the rewards [B, P] of the move just made from each game's last recorded
+    position (ply ``length - 1``) to the return of every recorded position ``i``: its
+    mover's reward, discounted by γ^(length - 1 - i)."""
+    n = sp.player.shape[1]
+    ply = jnp.arange(n, dtype=jnp.int32)[None, :]  # [1, L]
+    plies_after = (sp.length[:, None] - 1 - ply).astype(jnp.float32)  # [B, L]
+    to_mover = jnp.take_along_axis(rewards, sp.player, axis=1)  # [B, L]
+    gain = to_mover * jnp.power(jnp.float32(discount), jnp.maximum(plies_after, 0.0))
+    return sp.replace(
+        value_return=sp.value_return + jnp.where(ply < sp.length[:, None], gain, 0.0),
+        returns=sp.returns + rewards,
+    )
+
+
+def finished_games_batch(sp: SelfPlayState, done: Array, root_value_weight: float = 0.0):
     """The positions of finished games, flattened game-major: (Batch [B*L], valid [B*L])."""
     b, n = sp.player.shape
     ply = jnp.arange(n, dtype=jnp.int32)[None, :]  # [1, L]
-    z = jnp.take_along_axis(sp.returns, sp.player, axis=1)  # [B, L] outcome for each mover
-    plies_after = (sp.length[:, None] - 1 - ply).astype(jnp.float32)  # [B, L]
-    target = z * jnp.power(jnp.float32(discount), jnp.maximum(plies_after, 0.0))
+    target = sp.value_return  # [B, L]
     if root_value_weight:
         target = (1.0 - root_value_weight) * target + root_value_weight * sp.root_value
     valid = done[:, None] & (ply < sp.length[:, None])  # [B, L]
@@ -144,6 +162,7 @@ def _move_sums(root, weights: Array, sp: SelfPlayState, done: Array, valid: Arra
         "search_entropy_sum": _entropy(weights).sum(),
         "root_value_sum": root.value.sum(),
         "positions_written": valid.sum().astype(jnp.float32),
+        "first_player_return_sum": (donef * outcome).sum(),
     }
 
 
@@ -154,7 +173,7 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
     (outcomes are from the first player's view; KL and entropies summed over positions).
     ``moves`` are the moves as played, for game records
     (``jaxzero.go.records.SelfPlayRecorder``): ``{"action": int32 [T, B], "done": bool
-    [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, 2]}``.
+    [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, P]}``.
     """
     sp_cfg = config.selfplay
     search_cfg = config.search
@@ -184,10 +203,10 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
 
         sp = _record_position(sp, states, output)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
-        sp = sp.replace(returns=sp.returns + nxt.rewards)
+        sp = add_rewards(sp, nxt.rewards, sp_cfg.discount)
         done = nxt.terminated | nxt.truncated  # bool [B]
 
-        batch, valid = finished_games_batch(sp, done, sp_cfg.discount, sp_cfg.root_value_weight)
+        batch, valid = finished_games_batch(sp, done, sp_cfg.root_value_weight)
         buffer = replay_lib.add(buffer, batch, valid)
 
         fresh = jax.vmap(env.init)(jax.random.split(k_reset, b))
@@ -199,6 +218,7 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
         sp = sp.replace(
             env_state=env_state,
             length=jnp.where(done, 0, sp.length),
+            value_return=jnp.where(done[:, None], 0.0, sp.value_return),
             returns=jnp.where(done[:, None], 0.0, sp.returns),
         )
         moves = {"action": action.astype(jnp.int32), "done": done, "reward": nxt.rewards}
