@@ -93,6 +93,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
     sharding.check_divisible(config, mesh.size)
     shards = mesh.size
     env = envs.make(config.game) if env is None else env
+    check_game_fits(config, env)
     network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
     optimizer = learner.make_optimizer(config.optim)
@@ -144,6 +145,24 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             donate_argnums=(0,) if donate else (),
         ),
     )
+
+
+def check_game_fits(config: Config, env: Env) -> None:
+    """ValueError, naming the setting to change, when ``config`` cannot train ``env``: a
+    single-player game pays scores a tanh value head cannot reach, and has no arena."""
+    if env.num_players != 1:
+        return
+    if config.network.value_head == "tanh":
+        raise ValueError(
+            f"{env.id} is a single-player game that pays scores, beyond a tanh value head's "
+            "[-1, 1]: set network.value_head=categorical and network.value_max to its "
+            "largest return"
+        )
+    if config.gate.enabled:
+        raise ValueError(
+            f"{env.id} is a single-player game: the arena gate plays two-player matches; "
+            "set gate.enabled=false"
+        )
 
 
 def make_step(

@@ -38,6 +38,94 @@ _STAR_DUEL_SHORT = Config(
     seed=0,
 )
 
+# pgx's board games through the bridge (envs.pgx), sized as connect_four's preset: its
+# 2 x 32 ResNet with the wide value head and Gumbel with 16 simulations, 8 sampled opening
+# plies, ~2 samples per position played. Not tuned per game: see docs/pgx.md for what
+# 30 minutes of each learned on this CPU.
+_PGX_BOARDS = {"othello": 128, "hex": 64, "animal_shogi": 128}  # game: batch size
+
+
+def _pgx_board(game: str, batch_size: int) -> Config:
+    return Config(
+        game=game,
+        network=NetworkConfig(
+            kind="resnet", num_blocks=2, channels=32, value_channels=8, value_hidden=128
+        ),
+        search=SearchConfig(kind="gumbel", num_simulations=16),
+        selfplay=SelfPlayConfig(batch_size=batch_size, moves_per_iteration=16, temperature_moves=8),
+        replay=ReplayConfig(capacity=100_000, min_size=2_048),
+        optim=OptimConfig(
+            learning_rate=2e-3,
+            schedule="cosine",
+            warmup_steps=100,
+            decay_steps=20_000,
+            minibatch_size=256,
+            updates_per_iteration=batch_size * 16 * 2 // 256,
+        ),
+        evaluation=EvaluationConfig(simulations=32, every=25, games=50),
+        train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
+        seed=0,
+    )
+
+
+# Backgammon's outcomes are ±1, ±2 (gammon) and ±3 (backgammon): a categorical value head
+# over [-3, 3]. Dice are the env's step key: a tree edge keeps the roll it first sampled.
+_PGX_BACKGAMMON = Config(
+    game="pgx/backgammon",
+    network=NetworkConfig(
+        kind="mlp",
+        hidden_size=128,
+        num_layers=2,
+        value_head="categorical",
+        value_bins=31,
+        value_max=3.0,
+    ),  # fmt: skip
+    search=SearchConfig(kind="gumbel", num_simulations=16),
+    selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=16),
+    replay=ReplayConfig(capacity=100_000, min_size=2_048, augment=False),
+    optim=OptimConfig(
+        learning_rate=1e-3,
+        schedule="cosine",
+        warmup_steps=100,
+        decay_steps=20_000,
+        minibatch_size=256,
+        updates_per_iteration=16,
+    ),
+    evaluation=EvaluationConfig(simulations=16, every=25, games=50),
+    train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
+    seed=0,
+)
+
+# 2048 pays its merges as it goes: the value is the discounted score to come (γ = 0.999,
+# Stochastic MuZero's), thousands, through a categorical head of 201 bins over h's range.
+# The tile spawns are the env's step key (a tree edge keeps its first spawn). An MLP: the
+# board is 4 x 4. The periodic evaluation scores the agent beside random and greedy play.
+_PGX_2048 = Config(
+    game="pgx/2048",
+    network=NetworkConfig(
+        kind="mlp",
+        hidden_size=256,
+        num_layers=2,
+        value_head="categorical",
+        value_bins=201,
+        value_max=20_000.0,
+    ),  # fmt: skip
+    search=SearchConfig(kind="gumbel", num_simulations=16, max_num_considered_actions=4),
+    selfplay=SelfPlayConfig(batch_size=64, moves_per_iteration=32, discount=0.999),
+    replay=ReplayConfig(capacity=100_000, min_size=2_048, augment=False),
+    optim=OptimConfig(
+        learning_rate=1e-3,
+        schedule="cosine",
+        warmup_steps=100,
+        decay_steps=20_000,
+        minibatch_size=256,
+        updates_per_iteration=16,
+    ),
+    evaluation=EvaluationConfig(simulations=16, every=25, games=32),
+    train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
+    seed=0,
+)
+
 PRESETS: dict[str, Config] = {
     # Small MLP, Gumbel with 16 simulations: perfect play in ~200-300 iterations, well under
     # a minute of training on two CPU cores (tests/test_gate_tic_tac_toe.py). The first 4
@@ -140,6 +228,9 @@ PRESETS: dict[str, Config] = {
     # (search.determinize). Plain AlphaZero (γ = 1); `selfplay.discount=0.98` makes quick
     # wins worth more.
     "star_duel_short": _STAR_DUEL_SHORT,
+    **{f"pgx/{game}": _pgx_board(f"pgx/{game}", batch) for game, batch in _PGX_BOARDS.items()},
+    "pgx/backgammon": _PGX_BACKGAMMON,
+    "pgx/2048": _PGX_2048,
 }
 
 

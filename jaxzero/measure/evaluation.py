@@ -25,9 +25,11 @@ from envs.core import Env, State
 from jaxzero.measure.match import Match, MatchResult, make_match
 from jaxzero.measure.opponents import make_opponent
 from jaxzero.measure.players import Player
+from jaxzero.measure.solo import SoloResult, make_solo
 
 Array = jax.Array
 DRIVER_OPPONENTS = ("random", "one_ply")  # the driver's periodic evaluation
+SOLO_OPPONENTS = ("random", "greedy")  # the same, for single-player games
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,10 +91,38 @@ class Evaluation:
         return out
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class SoloEvaluation:
+    """``evaluation(params, key) -> {"player": SoloResult, NAME: SoloResult, ...}``: the
+    player's games of a single-player game and each fixed player's, ``games`` each."""
+
+    solos: dict[str, Any]  # name -> make_solo(...) ("player" takes params, the rest None)
+
+    def __call__(self, params: Any, key: Array) -> dict[str, SoloResult]:
+        keys = jax.random.split(key, len(self.solos))
+        return {
+            name: solo(params if name == "player" else None, k)
+            for (name, solo), k in zip(self.solos.items(), keys, strict=True)
+        }
+
+    @staticmethod
+    def metrics(results: dict[str, SoloResult]) -> dict[str, float]:
+        """``eval/score`` (the player's mean score) and ``eval/NAME_score`` (the others')."""
+        return {
+            ("eval/score" if name == "player" else f"eval/{name}_score"): result.mean
+            for name, result in results.items()
+        }
+
+
 def make_evaluation(
     env: Env, player: Player, opponents: tuple[str, ...], games: int, opening_plies: int
-) -> Evaluation:
-    """``player`` against the named fixed opponents, ``games`` (even) games each."""
+) -> Evaluation | SoloEvaluation:
+    """``player`` against the named fixed opponents, ``games`` (even) games each; for a
+    single-player game, the player's score beside ``SOLO_OPPONENTS``' (``opponents`` and
+    ``opening_plies`` unused)."""
+    if env.num_players == 1:
+        fixed = {name: make_solo(env, make_opponent(name, env), games) for name in SOLO_OPPONENTS}
+        return SoloEvaluation({"player": make_solo(env, player, games), **fixed})
     if games < 2 or games % 2:
         raise ValueError(f"games per opponent must be an even number >= 2, got {games}")
     side = Mixture(tuple(make_opponent(name, env) for name in opponents))

@@ -1,5 +1,5 @@
 """Fixed opponents for measuring agents: random, one-ply tactics, pure MCTS, perfect play,
-Star Duel's greedy heuristic.
+greedy players (Star Duel's heuristic, othello's most discs, 2048's largest merge).
 
 Every opponent is a player (:mod:`jaxzero.measure.players`) that takes no parameters:
 ``opponent(None, states, key) -> actions``, ``states`` a batch of env states (every leaf
@@ -269,15 +269,47 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Player:
 
 
 def greedy(env: Env) -> Player:
-    """Star Duel's greedy heuristic (:func:`envs.star_duel.greedy_action`): play every card,
-    buy the most expensive affordable card, destroy bases (outposts first), attack the
-    player, end the turn. Only for games built on ``envs.star_duel.StarDuel`` (any
-    authority or turn cap, e.g. ``star_duel_short``)."""
+    """The game's greedy player, where one makes strength numbers meaningful:
+
+    * Star Duel (any game built on ``envs.star_duel.StarDuel``): its heuristic
+      (:func:`envs.star_duel.greedy_action`): play every card, buy the most expensive
+      affordable card, destroy bases (outposts first), attack the player, end the turn;
+    * othello (``pgx/othello``): the move that leaves the mover the most discs (the most
+      flipped), ties at random;
+    * single-player games (``pgx/2048``): the move of the highest immediate reward (the
+      largest merge), ties at random.
+
+    Other games have none (ValueError): in a game that pays only its outcome, "greedy" is
+    the one-ply player."""
     from envs import star_duel
 
-    if not isinstance(env, star_duel.StarDuel):
-        raise ValueError(f"the greedy opponent plays star_duel games, not {env.id!r}")
-    return _batched(star_duel.greedy_action)
+    if isinstance(env, star_duel.StarDuel):
+        return _batched(star_duel.greedy_action)
+    actions = jnp.arange(env.num_actions)
+    if env.id == "pgx/othello":
+
+        def value(state: State, after: State) -> Array:  # float [A] the mover's discs after
+            planes = jax.vmap(env.observe, in_axes=(0, None))(after, state.current_player)
+            return planes[..., 0].reshape(env.num_actions, -1).sum(-1).astype(jnp.float32)
+
+    elif env.num_players == 1:
+
+        def value(state: State, after: State) -> Array:  # float [A] the step's reward
+            return after.rewards[:, state.current_player]
+
+    else:
+        raise ValueError(
+            f"no greedy player for {env.id!r}: it plays star_duel, pgx/othello and "
+            "single-player games (one_ply is the greedy player of games scored by outcome)"
+        )
+
+    def act(state: State, key: Array) -> Array:
+        k_step, k_pick = jax.random.split(key)
+        after = jax.vmap(lambda a: env.step(state, a, k_step))(actions)  # [A] states
+        score = jnp.where(state.legal_action_mask, value(state, after), -jnp.inf)
+        return sample_legal(k_pick, state.legal_action_mask & (score == score.max()))
+
+    return _batched(act)
 
 
 def perfect(env: Env, **kwargs) -> Player:

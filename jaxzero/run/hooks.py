@@ -28,7 +28,7 @@ import jax
 import numpy as np
 from jax.experimental import multihost_utils
 
-from jaxzero.measure.evaluation import Evaluation
+from jaxzero.measure.evaluation import Evaluation, SoloEvaluation
 from jaxzero.measure.gate import Gate, copy_variables
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 from jaxzero.run.files import FileProblem, os_reason, write_atomic
@@ -170,9 +170,10 @@ class GateHook:
 @dataclasses.dataclass
 class EvaluationHook:
     """Every ``every`` iterations the playing network against the fixed opponents:
-    ``eval/vs_NAME`` (score) and ``eval/vs_NAME_wins`` (win rate)."""
+    ``eval/vs_NAME`` (score) and ``eval/vs_NAME_wins`` (win rate); in a single-player
+    game its mean score ``eval/score`` beside ``eval/NAME_score`` of the fixed players."""
 
-    evaluation: Evaluation
+    evaluation: Evaluation | SoloEvaluation
     every: int
     seed: int
     _seconds: float = 0.0  # how long it last took in this process
