@@ -197,3 +197,24 @@ def test_a_checkpoint_of_another_layout_is_not_resumed_but_still_plays(
     assert load_agent(run).iteration == 4
     with Checkpointer(run) as checkpointer:
         assert checkpointer.steps() == [2, 4, 6]
+
+
+def test_a_checkpoint_from_before_value_returns_resumes_exactly(tmp_path, straight_run):
+    """A run saved before self-play kept each position's return so far (915681f): its
+    games paid nothing before their last move, so the missing returns are zeros, and the
+    restored state is the state that was saved, leaf for leaf."""
+    run = tmp_path / "run"
+    shutil.copytree(straight_run, run)
+    abstract = jax.eval_shape(make_trainer(load_run_config(run)).init, jax.random.key(0))
+    with Checkpointer(run) as checkpointer:
+        state = checkpointer.restore(abstract, 4)[0]
+        assert not np.asarray(state.selfplay.value_return).any()  # mid-game: nothing yet
+        fewer = dict(state.selfplay.__dict__)
+        del fewer["value_return"]
+        older = {f: getattr(state, f) for f in state.__dataclass_fields__}
+        older["selfplay"] = fewer
+        checkpointer.save(6, older, json.loads((run / "config.json").read_text()))
+        restored = checkpointer.restore(abstract, 6)[0]
+    assert type(restored.selfplay) is type(state.selfplay)
+    for a, b in zip(jax.tree.leaves(restored), jax.tree.leaves(state), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -14,6 +14,10 @@ refused, naming the newest intact step to fall back to, instead of playing with 
 
 Typed PRNG keys (``jax.random.key``) are stored as their raw key data and re-wrapped on
 restore, so any TrainState that JAX can hold can be saved.
+
+A checkpoint written by an older jaxzero, before a field was added to the state, still
+resumes when the field's value is known for it (``ADDED_SELFPLAY_FIELDS``); any other
+difference of layout is refused, naming it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import orbax.checkpoint as ocp
 
 from jaxzero.core import sharding
@@ -32,6 +37,22 @@ from jaxzero.run.files import FileProblem, check_writable, os_reason, write_atom
 
 CHECKPOINT_DIR = "checkpoints"
 CHECKSUMS = "checksums.sha256"
+
+
+# Self-play fields added since a checkpoint may have been written, each stored as zeros
+# when missing. value_return (the return of each recorded position so far, 915681f):
+# every game jaxzero trained before then paid only its outcome, on its last move, so a
+# game in progress had returned nothing yet: zeros are exact.
+ADDED_SELFPLAY_FIELDS = ("value_return",)
+
+
+def _without_fields(node: Any, names: set[str]) -> Any:
+    """The dataclass pytree ``node`` without the fields ``names``: what an older jaxzero
+    stored (a dataclass made for it, registered as a pytree)."""
+    kept = [f.name for f in dataclasses.fields(node) if f.name not in names]
+    older = dataclasses.make_dataclass(type(node).__name__, [(n, Any) for n in kept], frozen=True)
+    jax.tree_util.register_dataclass(older)
+    return older(**{n: getattr(node, n) for n in kept})
 
 
 class CheckpointError(RuntimeError):
@@ -185,15 +206,20 @@ class Checkpointer:
         """Read checkpoint ``step`` (default: the latest) shaped like ``abstract_state``."""
         step = self._check_step(step)
         difference = self._layout_difference(step, abstract_state)
+        stored = abstract_state  # the layout to read: this one, or the older it still takes
+        added = [n for n in ADDED_SELFPLAY_FIELDS if f"missing selfplay.{n}" in difference]
+        if added and difference == ", ".join(f"missing selfplay.{n}" for n in sorted(added)):
+            stored = abstract_state.replace(
+                selfplay=_without_fields(abstract_state.selfplay, set(added))
+            )
+            difference = ""
         if difference:
             raise CheckpointError(
                 f"checkpoint {step} in {self.shown} holds a training state of another "
                 f"jaxzero version ({difference}), so it cannot be resumed; its network still "
                 f"plays (jaxzero eval/play load it): start a new run in a new --out directory"
             )
-        fields = {
-            f.name: getattr(abstract_state, f.name) for f in dataclasses.fields(abstract_state)
-        }
+        fields = {f.name: getattr(stored, f.name) for f in dataclasses.fields(stored)}
         difference = self._shape_difference(step, fields)
         if difference:
             raise CheckpointError(
@@ -204,10 +230,18 @@ class Checkpointer:
             )
         restored = self._restore(
             step,
-            state=ocp.args.StandardRestore(_restore_target(abstract_state)),
+            state=ocp.args.StandardRestore(_restore_target(stored)),
             config=ocp.args.JsonRestore(),
         )
-        return _from_storable(restored.state, abstract_state), restored.config
+        state = _from_storable(restored.state, stored)
+        if stored is not abstract_state:  # an older layout: the added fields as zeros
+            old = state.selfplay
+            fields = {f.name: getattr(old, f.name) for f in dataclasses.fields(old)}
+            for name in added:
+                like = getattr(abstract_state.selfplay, name)
+                fields[name] = jnp.zeros(like.shape, like.dtype)
+            state = state.replace(selfplay=type(abstract_state.selfplay)(**fields))
+        return state, restored.config
 
     def restore_fields(self, abstract_state: Any, fields: list[str], step: int | None = None):
         """Only the named top-level fields of checkpoint ``step``, as a dict shaped like
