@@ -182,13 +182,21 @@ class PgxEnv(Env):
 
     def render(self, state: PgxState) -> str:
         """The mover's stones X, the opponent's O (othello, hex, go: their first two
-        observation planes), then who moves; other games only the latter line."""
+        observation planes), then who moves; 2048's tiles, then the step; other games
+        only the last line."""
         lines = []
-        if str(self.pgx_env.id) in ("othello", "hex", "go_9x9", "go_19x19"):
-            planes = np.asarray(jax.device_get(state.observation))
+        game_id = str(self.pgx_env.id)
+        planes = np.asarray(jax.device_get(state.observation))
+        step = int(state.step_count)
+        if game_id in ("othello", "hex", "go_9x9", "go_19x19"):
             board = np.where(planes[..., 0] > 0, "X", np.where(planes[..., 1] > 0, "O", "."))
             lines = [" ".join(row) for row in board]
-        player, step = int(state.current_player), int(state.step_count)
+        if game_id == "2048":  # plane k set: the tile 2^k (plane 0: empty)
+            exponent = planes.argmax(-1)
+            tiles = np.where(exponent > 0, 2**exponent, 0)
+            lines = [" ".join(f"{t:>5}" if t else "    ." for t in row) for row in tiles]
+            return "\n".join([*lines, f"step {step}"])
+        player = int(state.current_player)
         return "\n".join([*lines, f"step {step}, player {player} to move (X)"])
 
     def _observe(self, state: PgxState, player: Array) -> Array:

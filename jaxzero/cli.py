@@ -366,6 +366,9 @@ def eval_(
 ) -> None:
     """Round robin between checkpoints and fixed opponents; Elo table (random = 0).
 
+    A single-player game (pgx/2048) has no opponent: each checkpoint's mean score over
+    --games games is printed beside random and greedy play's, from the same starts.
+
     Writes RUN/elo.json into each run directory, which `jaxzero report` plots; an earlier
     RUN/elo.json is renamed RUN/elo-DATE-TIME.json first, never overwritten.
 
@@ -378,6 +381,8 @@ def eval_(
 
     written: list[Path] = []
     try:
+        if _solo_eval(paths, games, simulations, every, seed, set_):
+            return
         table = _round_robin(paths, opponents, games, simulations, every, seed, sgf, set_, written)
     except (UsageError, RoundRobinError, CheckpointError, FileProblem, ValueError) as error:
         _fail(str(error))
@@ -394,6 +399,34 @@ def eval_(
         console.print(
             f"{len(written)} games written to {sgf} as SGF", highlight=False, soft_wrap=True
         )
+
+
+def _solo_eval(paths, games, simulations, every, seed, settings) -> bool:
+    """A single-player game's ``jaxzero eval``: each checkpoint's scores beside random and
+    greedy play's, printed (no ratings: there is no opponent). False for other games."""
+    import jax
+
+    from jaxzero.measure.evaluation import SOLO_OPPONENTS
+    from jaxzero.measure.games import game_extras
+    from jaxzero.measure.opponents import make_opponent
+    from jaxzero.measure.solo import make_solo
+    from jaxzero.run.agent import load_agents
+
+    loaded = load_agents(paths, every=every, search=_search_settings(settings))
+    env = loaded[0][1].env
+    if env.num_players != 1:
+        return False
+    players = [(name, agent.search_player(simulations), agent.params) for name, agent, _ in loaded]
+    players += [(name, make_opponent(name, env), None) for name in SOLO_OPPONENTS]
+    summary = game_extras(env.id).score_summary
+    key = jax.random.key(seed)  # the same key for all: the same starting positions
+    for name, player, params in players:
+        result = make_solo(env, player, games)(params, key)
+        line = f"{name}: {result}, {result.lengths.mean():.0f} moves a game"
+        if summary is not None:
+            line += f"; {summary(result)}"
+        console.print(line, highlight=False, soft_wrap=True)
+    return True
 
 
 def _round_robin(paths, opponents, games, simulations, every, seed, sgf, settings, written):

@@ -3,6 +3,8 @@
 The board is rendered before each move, the human's legal moves are listed in the game's
 own notation (``env.action_to_text``), a malformed or illegal move is refused with a
 one-line reason and asked for again, and the agent's move comes with its value estimate.
+A single-player game (2048) has no seat for the human: the agent plays it move by move
+while the human watches, and the game ends with its score.
 """
 
 from __future__ import annotations
@@ -68,9 +70,13 @@ def play_game(
     stdout: TextIO,
 ) -> float:
     """Play one game of the agent's game, the human as player ``human`` and the agent
-    playing ``player`` (default ``agent.player``); returns the human's final reward."""
+    playing ``player`` (default ``agent.player``); returns the human's final reward (in a
+    single-player game, which the agent plays alone, the agent's score)."""
     env = agent.env
     player = agent.player if player is None else player
+    solo = env.num_players == 1
+    if solo:
+        human = -1  # nobody's seat: the agent plays every move
     key = jax.random.key(seed)
     key, k_init = jax.random.split(key)
     state = env.init(k_init)
@@ -92,9 +98,12 @@ def play_game(
             )
         key, k_step = jax.random.split(key)
         state = env.step(state, action, k_step)
-        total += float(state.rewards[human])
+        total += float(state.rewards[0 if solo else human])
     stdout.write("\n" + env.render(state) + "\n")
-    if bool(state.truncated):
+    if solo:
+        ending = "move cap reached" if bool(state.truncated) else "no move left"
+        stdout.write(f"game over ({ending}): jaxzero scored {total:g}\n")
+    elif bool(state.truncated):
         stdout.write("game over: move cap reached, no result\n")
     elif total > 0:
         stdout.write("game over: you win\n")

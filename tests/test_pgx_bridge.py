@@ -169,3 +169,9 @@ def test_render_draws_the_board_games_and_names_the_mover_in_all():
     assert picture[-1] == "step 0, player 0 to move (X)"
     backgammon = envs.make("pgx/backgammon")
     assert backgammon.render(jax.jit(backgammon.init)(jax.random.key(0))).startswith("step 0")
+    game = envs.make("pgx/2048")
+    state = jax.jit(game.init)(jax.random.key(0))
+    picture = game.render(state).splitlines()
+    board = np.asarray(state.pgx._board).reshape(4, 4)  # pgx's exponents, 0 empty
+    expected = [[str(2**e) if e else "." for e in row] for row in board]
+    assert [row.split() for row in picture[:4]] == expected and picture[-1] == "step 0"

@@ -92,3 +92,52 @@ def test_single_player_runs_refuse_a_tanh_head_and_the_gate():
     with pytest.raises(ValueError, match="set gate.enabled=false"):
         check_game_fits(tiny_config("pgx/2048", gate__enabled=True), env)
     check_game_fits(tiny_config("pgx/2048"), env)
+
+
+def test_play_lets_the_agent_play_a_single_player_game_to_its_score():
+    import io
+
+    import pgx
+
+    from jaxzero.core import networks
+    from jaxzero.measure.players import evaluation_player
+    from jaxzero.play import play_game
+    from jaxzero.run.agent import Agent
+
+    config = tiny_config("pgx/2048")
+    env = envs.from_pgx(pgx.make("2048"), max_steps=12)
+    network = networks.make_network(config.network, env)
+    params = networks.init_params(network, env, jax.random.key(0))
+    apply_fn = networks.make_apply_fn(network)
+    agent = Agent(config, env, params, apply_fn, evaluation_player(config, env, apply_fn), 0)
+    out = io.StringIO()
+    score = play_game(agent, agent.search_player(2), stdin=io.StringIO(""), stdout=out)
+    text = out.getvalue()
+    assert text.count("jaxzero plays") == 12 and "your move" not in text
+    assert text.rstrip().endswith(f"game over (move cap reached): jaxzero scored {score:g}")
+
+
+def test_eval_of_a_single_player_run_prints_scores_beside_random_and_greedy(tmp_path):
+    import pgx  # noqa: F401  (the bridge's extra)
+    from typer.testing import CliRunner
+
+    from jaxzero.cli import app
+    from jaxzero.core.config import config_to_dict
+    from jaxzero.core.loop import make_trainer
+    from jaxzero.run.checkpoint import Checkpointer
+    from jaxzero.run.driver import prepare_run_dir
+
+    config = tiny_config("pgx/2048")
+    run = tmp_path / "run"
+    prepare_run_dir(run, config, resume=False, force=False)
+    state = make_trainer(config).init(jax.random.key(0))
+    with Checkpointer(run) as checkpointer:
+        checkpointer.save(5, state.replace(iteration=jnp.int32(5)), config_to_dict(config))
+    args = ["eval", str(run), "--games", "4", "--simulations", "2"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert [line.split(":")[0] for line in lines] == ["run@5", "random", "greedy"]
+    for line in lines:
+        assert "mean score" in line and "over 4 games" in line and "largest tile" in line
+    assert not (run / "elo.json").exists()  # no opponent, no ratings

@@ -62,7 +62,7 @@ def _pgx_board(game: str, batch_size: int) -> Config:
             minibatch_size=256,
             updates_per_iteration=batch_size * 16 * 2 // 256,
         ),
-        evaluation=EvaluationConfig(simulations=32, every=25, games=50),
+        evaluation=EvaluationConfig(simulations=32, every=50, games=50),
         train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
         seed=0,
     )
@@ -121,7 +121,7 @@ _PGX_2048 = Config(
         minibatch_size=256,
         updates_per_iteration=16,
     ),
-    evaluation=EvaluationConfig(simulations=16, every=25, games=32),
+    evaluation=EvaluationConfig(simulations=16, every=100, games=32),
     train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
     seed=0,
 )

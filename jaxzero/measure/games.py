@@ -5,6 +5,7 @@
     extras.perfect            # the opponent name of its perfect player, or None
     extras.heuristic          # the opponent name of its own heuristic player, or None
     extras.opening_plies      # random plies that vary a study's openings
+    extras.score_summary      # single-player games: a line about a SoloResult, or None
 
 The registry is keyed by env id; a game without an entry gets :class:`GameExtras`'s
 defaults (no solved set, no perfect or heuristic player, 2 opening plies). Adding a game's
@@ -64,6 +65,16 @@ class GameExtras:
     perfect: str | None = None  # opponent name of the game's perfect player
     heuristic: str | None = None  # opponent name of the game's own heuristic player
     opening_plies: int = 2  # uniformly random plies before a study's matches
+    score_summary: Callable[[object], str] | None = None  # SoloResult -> one line
+
+
+def _largest_tiles(result) -> str:
+    """2048: how often each largest tile was reached, from the final observations (plane
+    k set: the tile 2^k), e.g. "largest tile 256: 12%, 512: 61%, 1024: 27%"."""
+    exponents = np.asarray(result.final.observation).argmax(-1).reshape(result.games, -1)
+    tiles, counts = np.unique(2 ** exponents.max(-1), return_counts=True)
+    shares = ", ".join(f"{t}: {c / result.games:.0%}" for t, c in zip(tiles, counts, strict=True))
+    return f"largest tile {shares}"
 
 
 EXTRAS: dict[str, GameExtras] = {
@@ -73,6 +84,8 @@ EXTRAS: dict[str, GameExtras] = {
     "go_9x9": GameExtras(opening_plies=6),
     "star_duel": GameExtras(heuristic="greedy"),
     "star_duel_short": GameExtras(heuristic="greedy"),
+    "pgx/othello": GameExtras(heuristic="greedy"),
+    "pgx/2048": GameExtras(heuristic="greedy", score_summary=_largest_tiles),
 }
 
 
