@@ -201,7 +201,7 @@ def test_greedy_opponent_plays_legal_star_duel_moves_and_only_star_duel():
     bought = (a >= star_duel.BUY) & (a <= star_duel.BUY_EXPLORER)
     for taken in (played, bought, a == star_duel.ATTACK_PLAYER, a == star_duel.END_TURN):
         assert taken.any(0).all()
-    with pytest.raises(ValueError, match="greedy opponent plays star_duel"):
+    with pytest.raises(ValueError, match="no greedy player for .tic_tac_toe.: it plays star_duel"):
         opponents.make_opponent("greedy", envs.make("tic_tac_toe"))
 
 
