@@ -381,9 +381,13 @@ def eval_(
 
     written: list[Path] = []
     try:
-        if _solo_eval(paths, games, simulations, every, seed, set_):
+        from jaxzero.run.agent import load_agents
+
+        loaded = load_agents(paths, every=every, search=_search_settings(set_))
+        if loaded[0][1].env.num_players == 1:
+            _solo_eval(loaded, games, simulations, seed)
             return
-        table = _round_robin(paths, opponents, games, simulations, every, seed, sgf, set_, written)
+        table = _round_robin(loaded, opponents, games, simulations, seed, sgf, written)
     except (UsageError, RoundRobinError, CheckpointError, FileProblem, ValueError) as error:
         _fail(str(error))
     print(format_table(table.ratings))
@@ -401,21 +405,17 @@ def eval_(
         )
 
 
-def _solo_eval(paths, games, simulations, every, seed, settings) -> bool:
-    """A single-player game's ``jaxzero eval``: each checkpoint's scores beside random and
-    greedy play's, printed (no ratings: there is no opponent). False for other games."""
+def _solo_eval(loaded, games, simulations, seed) -> None:
+    """A single-player game's ``jaxzero eval``: each loaded checkpoint's scores beside
+    random and greedy play's, printed (no ratings: there is no opponent)."""
     import jax
 
     from jaxzero.measure.evaluation import SOLO_OPPONENTS
     from jaxzero.measure.games import game_extras
     from jaxzero.measure.opponents import make_opponent
     from jaxzero.measure.solo import make_solo
-    from jaxzero.run.agent import load_agents
 
-    loaded = load_agents(paths, every=every, search=_search_settings(settings))
     env = loaded[0][1].env
-    if env.num_players != 1:
-        return False
     players = [(name, agent.search_player(simulations), agent.params) for name, agent, _ in loaded]
     players += [(name, make_opponent(name, env), None) for name in SOLO_OPPONENTS]
     summary = game_extras(env.id).score_summary
@@ -426,14 +426,12 @@ def _solo_eval(paths, games, simulations, every, seed, settings) -> bool:
         if summary is not None:
             line += f"; {summary(result)}"
         console.print(line, highlight=False, soft_wrap=True)
-    return True
 
 
-def _round_robin(paths, opponents, games, simulations, every, seed, sgf, settings, written):
-    """Load the checkpoints, build the entrants and play ``jaxzero eval``'s round robin;
-    with ``sgf``, every game is written there (the files appended to ``written``)."""
+def _round_robin(loaded, opponents, games, simulations, seed, sgf, written):
+    """Build the entrants of the loaded checkpoints and play ``jaxzero eval``'s round
+    robin; with ``sgf``, every game is written there (the files appended to ``written``)."""
     from jaxzero.measure import round_robin
-    from jaxzero.run.agent import load_agents
     from jaxzero.run.files import check_writable
 
     names = round_robin.parse_opponents(opponents)
@@ -441,7 +439,6 @@ def _round_robin(paths, opponents, games, simulations, every, seed, sgf, setting
         raise UsageError(f"--games must be an even number >= 2, got {games}")
     if simulations is not None and simulations < 1:
         raise UsageError(f"--simulations must be >= 1, got {simulations}")
-    loaded = load_agents(paths, every=every, search=_search_settings(settings))
     for run in dict.fromkeys(run for _, _, run in loaded):  # before hours of games
         check_writable(run, "the ratings (elo.json)")
     env = loaded[0][1].env
