@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TextIO
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from envs import Env, State
@@ -79,7 +80,8 @@ def play_game(
         human = -1  # nobody's seat: the agent plays every move
     key = jax.random.key(seed)
     key, k_init = jax.random.split(key)
-    state = env.init(k_init)
+    state = jax.jit(env.init)(k_init)
+    step = jax.jit(env.step)  # op by op, a pgx game's move takes seconds
     total = 0.0
     while not (bool(state.terminated) or bool(state.truncated)):
         stdout.write("\n" + env.render(state) + "\n")
@@ -97,7 +99,7 @@ def play_game(
                 f"(its value estimate: {float(value[0]):+.2f})\n"
             )
         key, k_step = jax.random.split(key)
-        state = env.step(state, action, k_step)
+        state = step(state, jnp.int32(action), k_step)
         total += float(state.rewards[0 if solo else human])
     stdout.write("\n" + env.render(state) + "\n")
     if solo:

@@ -34,18 +34,38 @@ def test_a_two_player_game_is_refused():
         make_solo(envs.make("tic_tac_toe"), _always(0), games=2)
 
 
+def _random_positions(env, games: int, plies: int):
+    """``games`` states after ``plies`` uniformly random moves, in one compiled loop (pgx's
+    games stepped op by op take seconds a move)."""
+
+    def ply(carry, _):
+        states, keys = carry
+        keys, k_move, k_step = jax.vmap(lambda k: tuple(jax.random.split(k, 3)))(keys)
+        actions = jax.vmap(opponents.sample_legal)(k_move, states.legal_action_mask)
+        return (jax.vmap(env.step)(states, actions, k_step), keys), None
+
+    @jax.jit
+    def play(key):
+        k_init, k_play = jax.random.split(key)
+        states = jax.vmap(env.init)(jax.random.split(k_init, games))
+        return jax.lax.scan(ply, (states, jax.random.split(k_play, games)), length=plies)[0]
+
+    return play(jax.random.key(0))
+
+
+def _after_every_action(env, states, keys):
+    """Each state stepped by every action: states with leaves [B, A, ...]."""
+    actions = jnp.arange(env.num_actions)
+    step_all = jax.vmap(jax.vmap(env.step, in_axes=(None, 0, None)), in_axes=(0, None, 0))
+    return jax.jit(step_all)(states, actions, keys)
+
+
 def test_greedy_2048_takes_the_largest_merge():
     env = envs.make("pgx/2048")
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 64))
-    keys = jax.random.split(jax.random.key(1), 64)
-    for _ in range(30):  # random positions with merges to choose between
-        actions = jax.vmap(opponents.sample_legal)(keys, states.legal_action_mask)
-        states = jax.vmap(env.step)(states, actions, keys)
-        keys = jax.vmap(lambda k: jax.random.split(k)[0])(keys)
+    states, keys = _random_positions(env, 64, 30)  # random positions with merges to choose
     live = ~np.asarray(states.terminated)
     chosen = opponents.greedy(env)(None, states, jax.random.key(2))
-    step_all = jax.vmap(jax.vmap(env.step, in_axes=(None, 0, None)), in_axes=(0, None, 0))
-    after = step_all(states, jnp.arange(4), keys)  # [B, 4]
+    after = _after_every_action(env, states, keys)  # [B, 4]
     reward = np.where(np.asarray(states.legal_action_mask), np.asarray(after.rewards[..., 0]), -1)
     got = reward[np.arange(64), np.asarray(chosen)]
     np.testing.assert_array_equal(got[live], reward.max(1)[live])
@@ -54,21 +74,16 @@ def test_greedy_2048_takes_the_largest_merge():
 
 def test_greedy_othello_leaves_the_mover_the_most_discs():
     env = envs.make("pgx/othello")
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 32))
-    keys = jax.random.split(jax.random.key(1), 32)
-    for _ in range(12):
-        actions = jax.vmap(opponents.sample_legal)(keys, states.legal_action_mask)
-        states = jax.vmap(env.step)(states, actions, keys)
+    states, keys = _random_positions(env, 32, 12)
     chosen = np.asarray(opponents.greedy(env)(None, states, jax.random.key(2)))
-    for g in range(32):
-        state = jax.tree.map(lambda x, g=g: x[g], states)
-        if state.terminated:
-            continue
-        discs = {}
-        for a in np.flatnonzero(np.asarray(state.legal_action_mask)):
-            after = env.step(state, jnp.int32(a))
-            discs[a] = int(np.asarray(env.observe(after, state.current_player))[..., 0].sum())
-        assert discs[chosen[g]] == max(discs.values()), (g, chosen[g], discs)
+    after = _after_every_action(env, states, keys)  # [B, 65]
+    observe = jax.jit(jax.vmap(jax.vmap(env.observe, in_axes=(0, None))))
+    planes = np.asarray(observe(after, states.current_player))  # [B, A, 8, 8, 2]: mover's first
+    discs = planes[..., 0].reshape(32, env.num_actions, -1).sum(-1)  # [B, A]
+    legal = np.asarray(states.legal_action_mask)
+    for g in np.flatnonzero(~np.asarray(states.terminated)):
+        best = discs[g][legal[g]].max()
+        assert legal[g, chosen[g]] and discs[g, chosen[g]] == best, (g, chosen[g], discs[g])
 
 
 def test_greedy_is_refused_where_there_is_none():
