@@ -211,3 +211,54 @@ def test_self_play_records_the_search_root_value(double_move_run):
     sp = states[1].selfplay  # two positions into each game
     values = np.asarray(sp.root_value[:, :2])
     assert np.all(np.abs(values) <= 1.0) and np.any(values != 0.0)
+
+
+def test_playout_cap_leaves_cheap_positions_without_a_policy_target():
+    """p = 0.5: each move of the batch is searched in full or cheaply (one draw for all B
+    games); a cheap search's positions reach replay with an all-zero policy, a full one's
+    with a distribution over the legal moves, and every position of a finished game is
+    written with its value target, cheap or not."""
+    env = envs.make("tic_tac_toe")
+    config = config_lib.apply_overrides(
+        presets.get_preset("tic_tac_toe"),
+        {
+            "search.num_simulations": 8,
+            "selfplay.batch_size": 32,
+            "selfplay.moves_per_iteration": 4,
+            "selfplay.full_search_share": 0.5,
+            "selfplay.cheap_simulations": 2,
+        },
+    )
+    network = networks.make_network(config.network, env)
+    apply_fn = networks.make_apply_fn(network)
+    params = networks.init_params(network, env, jax.random.key(1))
+    play = jax.jit(selfplay.make_selfplay_fn(config, env, apply_fn))
+    sp = selfplay.init_selfplay(env, 32, jax.random.key(2))
+    buffer = replay.init_replay(env, 4096)
+
+    # 4 plies, no game over; this key draws u = 0.19, 0.57, 0.90, 0.70: full, then 3 cheap.
+    sp, buffer, _, _ = play(params, sp, buffer, jax.random.key(6))
+    totals = np.asarray(sp.policy[:, :4]).sum(-1)  # [B, 4] per game and ply
+    full = np.isclose(totals, 1.0, rtol=1e-5)
+    assert (full | (totals == 0)).all()
+    assert (full == full[:1]).all(), "a move's games are searched alike"
+    assert full[0].tolist() == [True, False, False, False], full[0]
+
+    written = {"positions": 0, "lengths": 0}
+    for k in range(7, 15):  # games end and are written
+        sp, buffer, sums, _ = play(params, sp, buffer, jax.random.key(k))
+        written["positions"] += int(sums["positions_written"])
+        written["lengths"] += int(sums["game_length_sum"])
+    n = int(buffer.size)
+    assert n == written["positions"] == written["lengths"] > 0
+    policy, legal = np.asarray(buffer.policy[:n]), np.asarray(buffer.legal_action_mask[:n])
+    totals = policy.sum(-1)
+    full = np.isclose(totals, 1.0, rtol=1e-5)
+    assert (full | (totals == 0)).all() and 0.2 < full.mean() < 0.8, full.mean()
+    assert not (policy > 0)[~legal].any()  # full searches' policies: legal moves only
+    assert set(np.unique(np.asarray(buffer.value_target[:n]))) <= {-1.0, 0.0, 1.0}
+
+    with pytest.raises(ValueError, match="needs selfplay.cheap_simulations >= 1"):
+        config_lib.SelfPlayConfig(full_search_share=0.5)
+    with pytest.raises(ValueError, match="cheap_simulations=8 must be below"):
+        config_lib.apply_overrides(config, {"selfplay.cheap_simulations": 8})

@@ -130,7 +130,13 @@ class SelfPlayConfig:
     legal moves (the search still runs and its policy is still the target): varied
     openings, so the network also learns positions its own play would never reach.
     ``discount`` is the value-target discount γ (1 = AlphaZero); ``root_value_weight``
-    w mixes the search's root value q into it: target = (1 - w) · γ^k · z + w · q."""
+    w mixes the search's root value q into it: target = (1 - w) · γ^k · z + w · q.
+
+    Playout-cap randomisation (KataGo, Wu 2019 §3.1) when ``full_search_share`` p < 1:
+    each move of the batch is searched in full (``search.num_simulations``, with root
+    noise) with probability p, else cheaply (``cheap_simulations``, no root noise) only to
+    choose the move. Only full searches' policies are training targets; every position
+    keeps its value target."""
 
     batch_size: int = 256  # B
     moves_per_iteration: int = 16  # T
@@ -139,6 +145,8 @@ class SelfPlayConfig:
     temperature: float = 1.0
     discount: float = 1.0
     root_value_weight: float = 0.0
+    full_search_share: float = 1.0  # p; 1 = every move searched in full (no playout cap)
+    cheap_simulations: int = 0  # n of the cheap searches (used when p < 1)
 
     def __post_init__(self) -> None:
         _at_least(self, 1, "batch_size", "moves_per_iteration")
@@ -147,6 +155,18 @@ class SelfPlayConfig:
         _check(0 < self.discount <= 1, f"selfplay.discount must be in (0, 1], got {self.discount}")
         weight = self.root_value_weight
         _check(0 <= weight <= 1, f"selfplay.root_value_weight={weight} must be between 0 and 1")
+        share = self.full_search_share
+        _check(0 < share <= 1, f"selfplay.full_search_share must be in (0, 1], got {share}")
+        _check(
+            share == 1 or self.cheap_simulations >= 1,
+            f"selfplay.full_search_share={share} needs selfplay.cheap_simulations >= 1 "
+            "(the simulations of the cheap searches)",
+        )
+
+    @property
+    def playout_cap(self) -> bool:
+        """Whether some moves are searched cheaply (playout-cap randomisation)."""
+        return self.full_search_share < 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -276,6 +296,12 @@ class Config:
 
     def __post_init__(self) -> None:
         _at_least(self, 0, "num_devices")
+        cheap, full = self.selfplay.cheap_simulations, self.search.num_simulations
+        _check(
+            not self.selfplay.playout_cap or cheap < full,
+            f"selfplay.cheap_simulations={cheap} must be below search.num_simulations={full} "
+            "(a cheap search is the smaller one)",
+        )
 
 
 def _field_types(cls: type) -> dict[str, Any]:

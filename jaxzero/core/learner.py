@@ -2,11 +2,13 @@
 
     loss = CE(π_search, softmax(masked logits)) + c_v · (v - z)²
 
-averaged over the minibatch, where π_search is the search policy stored in replay, the
-network's logits are masked to the legal actions of the (symmetry-mapped) position, and z
-is the value target. With a categorical value head the value term is instead the
-cross-entropy of the head's bins against z's two-hot encoding (``jaxzero.core.values``),
-times c_v. Weight decay is AdamW's decoupled decay (not an L2 term in the loss).
+averaged over the minibatch, where π_search is the search policy stored in replay (all
+zeros for a position without a policy target, a cheap search of playout-cap
+randomisation: its CE term is zero), the network's logits are masked to the legal
+actions of the (symmetry-mapped) position, and z is the value target. With a categorical
+value head the value term is instead the cross-entropy of the head's bins against z's
+two-hot encoding (``jaxzero.core.values``), times c_v. Weight decay is AdamW's decoupled
+decay (not an L2 term in the loss).
 """
 
 from __future__ import annotations

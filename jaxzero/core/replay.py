@@ -27,7 +27,7 @@ class ReplayBuffer:
     """C = capacity, A = actions."""
 
     observation: Array  # [C, *observation_shape] env's observation dtype
-    policy: Array  # float32 [C, A]  search policy (training target)
+    policy: Array  # float32 [C, A]  search policy (training target; zeros: none)
     value_target: Array  # float32 [C]  outcome z from the mover's view (discounted)
     legal_action_mask: Array  # bool [C, A]
     written: Array  # bool [C]  slot holds a position

@@ -19,6 +19,12 @@ the end. ``G`` is accumulated as the rewards arrive (:func:`add_rewards`). All p
 are written to the replay buffer in order, and the game restarts from ``env.init``. No
 game is cut off because a call ended: the next call continues it.
 
+With playout-cap randomisation (``SelfPlayConfig.full_search_share`` < 1) a move of the
+batch is searched cheaply with probability 1 - p (``lax.cond``, one draw per move: the B
+games are searched together); its positions are recorded with an all-zero policy, which
+the loss reads as "no policy target" (KataGo's weighting: the policy term of a minibatch
+is averaged over all its positions, cheap ones adding zero).
+
 The write is one masked scatter of the fixed-shape [B, L] trajectory block per move,
 rows of unfinished games and slots past a game's length being dropped.
 """
@@ -127,16 +133,16 @@ def finished_games_batch(sp: SelfPlayState, done: Array, root_value_weight: floa
     return batch, valid.reshape(b * n)
 
 
-def _record_position(sp: SelfPlayState, states: State, output) -> SelfPlayState:
-    """Append each game's current position, search policy and root value to its
-    trajectory (at index ``sp.length``, per game)."""
+def _record_position(sp: SelfPlayState, states: State, policy: Array, value: Array):
+    """Append each game's current position, search policy [B, A] and root value [B] to
+    its trajectory (at index ``sp.length``, per game)."""
     rows, at = jnp.arange(sp.length.shape[0]), sp.length  # [B], [B]
     return sp.replace(
         observation=sp.observation.at[rows, at].set(states.observation),
-        policy=sp.policy.at[rows, at].set(output.action_weights),
+        policy=sp.policy.at[rows, at].set(policy),
         legal_action_mask=sp.legal_action_mask.at[rows, at].set(states.legal_action_mask),
         player=sp.player.at[rows, at].set(states.current_player),
-        root_value=sp.root_value.at[rows, at].set(output.search_tree.summary().value),
+        root_value=sp.root_value.at[rows, at].set(value),
         length=at + 1,
     )
 
@@ -166,6 +172,46 @@ def _move_sums(root, weights: Array, sp: SelfPlayState, done: Array, valid: Arra
     }
 
 
+def _make_search_move(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
+    """``search_move(params, states, root, k_search, k_act) -> (weights, action, value,
+    target)``: the search of a move of B games, its policy ``weights`` float32 [B, A], the
+    move chosen ``action`` int32 [B], the root ``value`` float32 [B] and the policy
+    ``target`` [B, A] recorded for training (``weights``, or zeros after a cheap search
+    of playout-cap randomisation)."""
+    sp_cfg, search_cfg = config.selfplay, config.search
+
+    def searched(params, states, root, k_search, k_act, num_simulations, noise):
+        output = search.run_search(
+            params, states, k_search, search_cfg, env, apply_fn,
+            num_simulations=num_simulations, noise=noise, root=root,
+        )  # fmt: skip
+        action = search.select_action(
+            output,
+            states.step_count,
+            k_act,
+            kind=search_cfg.kind,
+            temperature_moves=sp_cfg.temperature_moves,
+            temperature=sp_cfg.temperature,
+        )
+        return output.action_weights, action, output.search_tree.summary().value
+
+    def search_move(params, states, root, k_search, k_act):
+        args = (params, states, root, k_search, k_act)
+        if not sp_cfg.playout_cap:
+            weights, action, value = searched(*args, None, True)
+            return weights, action, value, weights
+        # One draw for the batch (its games are searched together): full or cheap.
+        full = jax.random.uniform(jax.random.fold_in(k_search, 2)) < sp_cfg.full_search_share
+        weights, action, value = jax.lax.cond(
+            full,
+            lambda: searched(*args, None, True),
+            lambda: searched(*args, sp_cfg.cheap_simulations, False),
+        )
+        return weights, action, value, jnp.where(full, weights, 0.0)
+
+    return search_move
+
+
 def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
     """``play(params, sp, buffer, key) -> (sp, buffer, sums, moves)``: T moves of every game.
 
@@ -176,7 +222,7 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
     [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, P]}``.
     """
     sp_cfg = config.selfplay
-    search_cfg = config.search
+    search_move = _make_search_move(config, env, apply_fn)
 
     def move(carry, key):
         params, sp, buffer = carry
@@ -185,15 +231,7 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
         b = states.current_player.shape[0]
 
         root = search.make_root(params, states, apply_fn)
-        output = search.run_search(params, states, k_search, search_cfg, env, apply_fn, root=root)
-        action = search.select_action(
-            output,
-            states.step_count,
-            k_act,
-            kind=search_cfg.kind,
-            temperature_moves=sp_cfg.temperature_moves,
-            temperature=sp_cfg.temperature,
-        )
+        weights, action, value, target = search_move(params, states, root, k_search, k_act)
         if sp_cfg.opening_plies > 0:  # uniformly random legal moves open every game
             k_open = jax.random.fold_in(k_act, 1)
             opening = jax.random.categorical(
@@ -201,7 +239,7 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
             ).astype(jnp.int32)
             action = jnp.where(states.step_count < sp_cfg.opening_plies, opening, action)
 
-        sp = _record_position(sp, states, output)
+        sp = _record_position(sp, states, target, value)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
         sp = add_rewards(sp, nxt.rewards, sp_cfg.discount)
         done = nxt.terminated | nxt.truncated  # bool [B]
@@ -214,7 +252,7 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
             lambda f, n: jnp.where(done.reshape(-1, *[1] * (n.ndim - 1)), f, n), fresh, nxt
         )
 
-        sums = _move_sums(root, output.action_weights, sp, done, valid)
+        sums = _move_sums(root, weights, sp, done, valid)
         sp = sp.replace(
             env_state=env_state,
             length=jnp.where(done, 0, sp.length),
