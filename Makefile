@@ -5,6 +5,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 ARGS   ?=
+# pytest-xdist workers: most of the suite is XLA compiling, one thread each. Whole files go
+# to one worker (--dist loadfile) so that module fixtures still compile once.
+WORKERS ?= 2
 
 .PHONY: setup train test lint system-deps clean
 
@@ -28,7 +31,7 @@ train: setup
 test: setup system-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q $(ARGS)
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
