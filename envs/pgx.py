@@ -30,6 +30,7 @@ pay scores, not ±1: train them with a categorical value head
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -150,8 +151,11 @@ class PgxEnv(Env):
     def __init__(self, pgx_env, max_steps: int):
         self.pgx_env = pgx_env
         self.id = f"pgx/{pgx_env.id}"
-        self.num_actions = int(pgx_env.num_actions)
-        self.observation_shape = tuple(int(d) for d in pgx_env.observation_shape)
+        # pgx's own num_actions and observation_shape each run init op by op (seconds for
+        # chess or go 19x19); their shapes come as well from one trace of it.
+        mask, observation = jax.eval_shape(functools.partial(_start, pgx_env), jax.random.key(0))
+        self.num_actions = int(mask.shape[0])
+        self.observation_shape = tuple(int(d) for d in observation.shape)
         self.max_steps = int(max_steps)
         self.num_players = int(pgx_env.num_players)
         # The starting position is computed only for the games whose group depends on it.
@@ -201,6 +205,12 @@ class PgxEnv(Env):
 
     def _observe(self, state: PgxState, player: Array) -> Array:
         return _float_unless_bool(self.pgx_env._observe(state.pgx, player))
+
+
+def _start(pgx_env, key: Array) -> tuple[Array, Array]:
+    """The legal mask [A] and the mover's observation of pgx's starting position."""
+    state = pgx_env.init(key)
+    return state.legal_action_mask, pgx_env._observe(state, state.current_player)
 
 
 def _float_unless_bool(observation: Array) -> Array:

@@ -53,6 +53,16 @@ def test_one_ply_connect_four(c4_env):
     assert len(set(actions[-1].tolist())) >= 3
 
 
+def test_one_ply_takes_replies_in_chunks_without_changing_its_moves(c4_env, monkeypatch):
+    """The replies of 1 (then 3) first moves at a time, as in games of many actions, give
+    the same moves as all 7 at once, on the tactical positions above."""
+    positions = [(0, 0, 1, 1, 2, 2), (0, 6, 0, 6, 0), (1, 2, 3, 1, 6, 2, 6, 3), ()]
+    whole = decide(c4_env, opponents.one_ply(c4_env), positions)
+    for steps in (7, 21):  # chunks of 1 and 3 first moves (the last chunk of 1)
+        monkeypatch.setattr(opponents, "REPLY_STEPS", steps)
+        np.testing.assert_array_equal(decide(c4_env, opponents.one_ply(c4_env), positions), whole)
+
+
 def test_random_plays_only_legal_moves(c4_env):
     full = [0, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0]  # columns 0 and 1 full, no four
     actions = decide(c4_env, opponents.uniform_random(c4_env), [full])

@@ -52,6 +52,10 @@ def uniform_random(env: Env) -> Player:
     return _batched(lambda state, key: sample_legal(key, state.legal_action_mask))
 
 
+# Successor states one_ply steps at once for each state it plays (times the games in play).
+REPLY_STEPS = 256
+
+
 def one_ply(env: Env) -> Player:
     """Win if you can, block if you must, else random.
 
@@ -71,8 +75,13 @@ def one_ply(env: Env) -> Player:
     counts as safe: one ply is one action by each side, and the player does not search
     sequences of its own actions. Stochastic games: the look-ahead steps use one sampled
     key, so "win" and "unsafe" are judged on that sample.
+
+    The replies are A x A steps a state: they are taken ``REPLY_STEPS // A`` first moves
+    at a time (``lax.map``), so that a match of many games of a game of many actions
+    (animal shogi: 132 x 132 steps for each of 100 games took 40 GB at once) fits in memory.
     """
     actions = jnp.arange(env.num_actions)
+    chunk = max(1, REPLY_STEPS // env.num_actions)  # first moves whose replies go together
 
     def immediate_wins(state: State, key: Array) -> Array:
         """bool [A]: legal actions whose step pays the player to move +1."""
@@ -84,7 +93,9 @@ def one_ply(env: Env) -> Player:
         legal = state.legal_action_mask  # bool [A]
         after = jax.vmap(lambda a: env.step(state, a, k_step))(actions)  # [A] states
         wins = legal & (after.rewards[:, state.current_player] > 0)  # bool [A]
-        replies_win = jax.vmap(lambda s: immediate_wins(s, k_step).any())(after)  # bool [A]
+        replies_win = jax.lax.map(  # bool [A]
+            lambda s: immediate_wins(s, k_step).any(), after, batch_size=chunk
+        )
         live = ~(after.terminated | after.truncated)
         turn_passes = after.current_player != state.current_player
         safe = legal & ~(live & turn_passes & replies_win)  # bool [A]
