@@ -41,11 +41,13 @@ _STAR_DUEL_SHORT = Config(
 # pgx's board games through the bridge (envs.pgx), sized as connect_four's preset: its
 # 2 x 32 ResNet with the wide value head and Gumbel with 16 simulations, 8 sampled opening
 # plies, ~2 samples per position played. Not tuned per game: see docs/pgx.md for what
-# 30 minutes of each learned on this CPU.
-_PGX_BOARDS = {"othello": 128, "hex": 64, "animal_shogi": 128}  # game: batch size
+# 30 minutes of each learned on this CPU. The periodic evaluation (against random and
+# one-ply, whose look-ahead is A x A steps a move) is off for hex and animal shogi: with
+# 122 and 132 actions it cost hex 745 of its 1,800 s; `jaxzero eval` measures afterwards.
+_PGX_BOARDS = {"othello": (128, 50), "hex": (64, 0), "animal_shogi": (128, 0)}  # batch, every
 
 
-def _pgx_board(game: str, batch_size: int) -> Config:
+def _pgx_board(game: str, batch_size: int, evaluate_every: int) -> Config:
     return Config(
         game=game,
         network=NetworkConfig(
@@ -62,7 +64,7 @@ def _pgx_board(game: str, batch_size: int) -> Config:
             minibatch_size=256,
             updates_per_iteration=batch_size * 16 * 2 // 256,
         ),
-        evaluation=EvaluationConfig(simulations=32, every=50, games=50),
+        evaluation=EvaluationConfig(simulations=32, every=evaluate_every, games=50),
         train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
         seed=0,
     )
@@ -70,6 +72,8 @@ def _pgx_board(game: str, batch_size: int) -> Config:
 
 # Backgammon's outcomes are ±1, ±2 (gammon) and ±3 (backgammon): a categorical value head
 # over [-3, 3]. Dice are the env's step key: a tree edge keeps the roll it first sampled.
+# No periodic evaluation: one-ply's 162 x 162 look-ahead steps a move would cost more than
+# the training (`jaxzero eval RUN --opponents random` measures afterwards).
 _PGX_BACKGAMMON = Config(
     game="pgx/backgammon",
     network=NetworkConfig(
@@ -91,7 +95,7 @@ _PGX_BACKGAMMON = Config(
         minibatch_size=256,
         updates_per_iteration=16,
     ),
-    evaluation=EvaluationConfig(simulations=16, every=25, games=50),
+    evaluation=EvaluationConfig(simulations=16, every=0, games=50),
     train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
     seed=0,
 )
@@ -228,7 +232,7 @@ PRESETS: dict[str, Config] = {
     # (search.determinize). Plain AlphaZero (γ = 1); `selfplay.discount=0.98` makes quick
     # wins worth more.
     "star_duel_short": _STAR_DUEL_SHORT,
-    **{f"pgx/{game}": _pgx_board(f"pgx/{game}", batch) for game, batch in _PGX_BOARDS.items()},
+    **{f"pgx/{game}": _pgx_board(f"pgx/{game}", *sizes) for game, sizes in _PGX_BOARDS.items()},
     "pgx/backgammon": _PGX_BACKGAMMON,
     "pgx/2048": _PGX_2048,
 }
