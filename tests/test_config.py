@@ -50,12 +50,19 @@ def test_presets_name_their_game_and_round_trip():
         ("train.keep_every", 7, "make it a multiple of"),
         ("selfplay.discount", 1.5, "selfplay.discount must be in (0, 1]"),
         ("num_devices", -1, "num_devices must be >= 0"),
+        ("seed", "1e400", "seed: expected an integer, got '1e400'"),  # inf
+        ("seed", "1.5e0", "seed: expected an integer, got '1.5e0'"),
+        ("selfplay.full_search_share", 0, "selfplay.full_search_share must be in (0, 1]"),
     ],
 )
 def test_a_bad_setting_names_its_key_when_the_config_is_built(key, value, message):
     with pytest.raises(ValueError) as error:
         config_lib.apply_overrides(get_preset("tic_tac_toe"), {key: value})
     assert message in str(error.value)
+
+
+def test_an_integer_may_be_written_with_an_exponent():
+    assert config_lib.apply_overrides(get_preset("tic_tac_toe"), {"seed": "1E3"}).seed == 1000
 
 
 def test_a_section_is_checked_once_with_all_its_changes():

@@ -331,8 +331,11 @@ def _parse_number(value: Any, kind: type, key: str) -> Any:
     ):
         raise ValueError(f"{key}: expected {what}, got {value!r}")
     try:
-        if kind is int and isinstance(value, str) and "e" in value:
-            return int(float(value))
+        if kind is int and isinstance(value, str) and "e" in value.lower():
+            number = float(value)  # "1e6"; "1e400" is inf, "1.5e0" not whole: refused
+            if not number.is_integer():
+                raise ValueError(value)
+            return int(number)
         return kind(value)
     except (TypeError, ValueError):
         raise ValueError(f"{key}: expected {what}, got {value!r}") from None
