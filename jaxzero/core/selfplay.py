@@ -180,32 +180,29 @@ def _make_search_move(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
     of playout-cap randomisation)."""
     sp_cfg, search_cfg = config.selfplay, config.search
 
-    def searched(params, states, root, k_search, k_act, num_simulations, noise):
-        output = search.run_search(
-            params, states, k_search, search_cfg, env, apply_fn,
-            num_simulations=num_simulations, noise=noise, root=root,
-        )  # fmt: skip
-        action = search.select_action(
-            output,
-            states.step_count,
-            k_act,
-            kind=search_cfg.kind,
-            temperature_moves=sp_cfg.temperature_moves,
-            temperature=sp_cfg.temperature,
-        )
-        return output.action_weights, action, output.search_tree.summary().value
-
     def search_move(params, states, root, k_search, k_act):
-        args = (params, states, root, k_search, k_act)
+        def searched(num_simulations: int | None, noise: bool):
+            output = search.run_search(
+                params, states, k_search, search_cfg, env, apply_fn,
+                num_simulations=num_simulations, noise=noise, root=root,
+            )  # fmt: skip
+            action = search.select_action(
+                output,
+                states.step_count,
+                k_act,
+                kind=search_cfg.kind,
+                temperature_moves=sp_cfg.temperature_moves,
+                temperature=sp_cfg.temperature,
+            )
+            return output.action_weights, action, output.search_tree.summary().value
+
         if not sp_cfg.playout_cap:
-            weights, action, value = searched(*args, None, True)
+            weights, action, value = searched(None, True)
             return weights, action, value, weights
         # One draw for the batch (its games are searched together): full or cheap.
         full = jax.random.uniform(jax.random.fold_in(k_search, 2)) < sp_cfg.full_search_share
         weights, action, value = jax.lax.cond(
-            full,
-            lambda: searched(*args, None, True),
-            lambda: searched(*args, sp_cfg.cheap_simulations, False),
+            full, lambda: searched(None, True), lambda: searched(sp_cfg.cheap_simulations, False)
         )
         return weights, action, value, jnp.where(full, weights, 0.0)
 
