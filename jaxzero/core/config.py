@@ -111,6 +111,9 @@ class SearchConfig:
     # Games with hidden information (env.resample_hidden): search from a redealt state the
     # mover cannot tell apart from the true one, never the true state; False peeks (study).
     determinize: bool = True
+    # Tree reuse: after a move the chosen child's subtree (at most num_simulations nodes)
+    # is the next search's root, where it is the position reached (jaxzero.core.mcts).
+    reuse_tree: bool = False
 
     def __post_init__(self) -> None:
         _at_least(self, 1, "num_simulations", "max_num_considered_actions")

@@ -22,8 +22,26 @@ compares them leaf for leaf against ``mctx.search``). ``puct_policy`` and
 ``gumbel_policy`` are ``mctx.muzero_policy`` and ``mctx.gumbel_muzero_policy`` over this
 search; the PUCT one skips the Dirichlet draw when its weight is 0.
 
-Shapes: B batch, N = simulations + 1 nodes, A actions, D = max depth (edges from the root,
-``num_simulations`` unless given).
+Tree reuse (``search(..., tree=carried)``): after a move, :func:`subtree` keeps the
+chosen child's subtree as the next root, its statistics intact, renumbered in creation
+order by one gather (membership by pointer jumping over ``parents``: log2 N gathers, no
+loop over nodes). The tree then has a fixed capacity N = carried + simulations + 1;
+:func:`subtree` keeps at most ``keep`` nodes (the oldest, an ancestor-closed set since a
+parent is created before its children) and unlinks the edges below the rest, so the next
+search always has room for its own simulations. A search from a carried tree replaces
+the root's prior (fresh root noise) and takes new nodes from the first free slot.
+
+* PUCT counts carried visits as its own, as AlphaGo Zero does ("the subtree below this
+  child is retained along with all its statistics", Silver et al. 2017, Methods).
+* Gumbel: Danihelka et al. 2022 define sequential halving over one search's budget n and
+  say nothing of reuse. Here the halving schedules this search's ``num_simulations``
+  exactly as from a fresh tree (carried root visits are subtracted from its counts, and
+  the survivor is the most visited considered action by this search's visits), while the
+  completed Q, and σ's visit scale, use the whole tree: carried visits sharpen the values
+  the halving compares, and do not spend its budget.
+
+Shapes: B batch, N = simulations + 1 nodes (more with a carried tree), A actions, D = max
+depth (edges from the root, ``num_simulations`` unless given; N - 1 with a carried tree).
 """
 
 from __future__ import annotations
@@ -31,6 +49,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+import chex
 import jax
 import jax.numpy as jnp
 import mctx
@@ -69,6 +88,118 @@ def instantiate(
         children_rewards=jnp.zeros(edges, value_dtype),
         children_discounts=jnp.zeros(edges, value_dtype),
         embeddings=jax.tree.map(node_slots, root.embedding),
+        root_invalid_actions=invalid_actions,
+        extra_data=extra_data,
+    )
+
+
+def cleared(tree: Tree, clear: Array) -> Tree:
+    """``tree`` with the trees where ``clear`` [B] is set emptied: no node in use (node 0's
+    visits are 0), every edge unexpanded. Embeddings are left: a search overwrites them."""
+    return _clear_slots(tree, jnp.broadcast_to(clear[:, None], tree.node_visits.shape))
+
+
+def subtree(tree: Tree, action: Array, keep: int) -> Tree:
+    """The subtree below the root's edge ``action`` [B] as a tree of its own (capacity
+    unchanged, ``extra_data`` dropped): the child becomes node 0, its descendants follow in
+    creation order, and only the first ``keep`` of them (child included) stay; an edge whose
+    node is dropped becomes unexpanded again (its visits and value zeroed: statistics the
+    next search can extend). Where the edge was never expanded the tree is empty.
+
+    n lies below the child iff the child is n or one of its ancestors: ``parents`` is
+    followed by pointer jumping (after k rounds, a node has looked 2^k generations up), so
+    membership costs log2 N gathers, and renumbering is a cumulative sum (parents keep
+    smaller numbers than their children)."""
+    batch, num_nodes = tree.node_visits.shape
+    rows = jnp.arange(batch)[:, None]
+    nodes = jnp.arange(num_nodes, dtype=jnp.int32)
+    child = tree.children_index[rows[:, 0], Tree.ROOT_INDEX, action]  # [B], -1 unexpanded
+    # Slot N is a sentinel: no parent's parent, never the child, its own ancestor.
+    up = jnp.where(tree.parents == Tree.NO_PARENT, num_nodes, tree.parents)
+    up = jnp.concatenate([up, jnp.full((batch, 1), num_nodes, jnp.int32)], axis=1)  # [B, N+1]
+    hit = jnp.concatenate([nodes[None, :] == child[:, None], jnp.zeros((batch, 1), bool)], 1)
+    for _ in range(max(1, (num_nodes - 1).bit_length())):  # 2^rounds >= N generations
+        hit = hit | jnp.take_along_axis(hit, up, axis=1)
+        up = jnp.take_along_axis(up, up, axis=1)
+    rank = jnp.cumsum(hit[:, :num_nodes], axis=1, dtype=jnp.int32) - 1  # new number [B, N]
+    kept = hit[:, :num_nodes] & (rank < keep)
+    renumber = jnp.where(kept, rank, num_nodes)  # [B, N]; N: dropped
+    renumber = jnp.concatenate([renumber, jnp.full((batch, 1), num_nodes, jnp.int32)], 1)
+    old = jnp.full((batch, num_nodes), num_nodes, jnp.int32)
+    old = old.at[rows, renumber[:, :num_nodes]].set(nodes[None, :], mode="drop")  # [B, N]
+    new_to_old = jnp.minimum(old, num_nodes - 1)  # a safe index for empty slots
+    empty = old == num_nodes  # bool [B, N]
+
+    def gather(x):  # node field [B, N, ...] -> the new numbering
+        return jnp.take_along_axis(x, new_to_old.reshape(*old.shape, *[1] * (x.ndim - 2)), 1)
+
+    def renumbered(index):  # node indices (-1: none) -> new numbers (-1: none or dropped)
+        new = jnp.take_along_axis(renumber, jnp.where(index < 0, num_nodes, index), axis=1)
+        return jnp.where(new == num_nodes, -1, new)
+
+    batch_edges = (batch, num_nodes * tree.children_index.shape[2])
+    children = renumbered(gather(tree.children_index).reshape(batch_edges))
+    children = children.reshape(tree.children_index.shape)
+    linked = children != Tree.UNVISITED  # [B, N, A]: expanded edges whose node is kept
+    parents = jnp.where(nodes[None, :] == Tree.ROOT_INDEX, -1, renumbered(gather(tree.parents)))
+    carried = tree.replace(
+        node_visits=gather(tree.node_visits),
+        raw_values=gather(tree.raw_values),
+        node_values=gather(tree.node_values),
+        parents=parents,
+        action_from_parent=jnp.where(parents < 0, -1, gather(tree.action_from_parent)),
+        children_index=children,
+        children_prior_logits=gather(tree.children_prior_logits),
+        children_values=jnp.where(linked, gather(tree.children_values), 0),
+        children_visits=jnp.where(linked, gather(tree.children_visits), 0),
+        children_rewards=jnp.where(linked, gather(tree.children_rewards), 0),
+        children_discounts=jnp.where(linked, gather(tree.children_discounts), 0),
+        embeddings=jax.tree.map(gather, tree.embeddings),
+        extra_data=None,
+    )
+    return _clear_slots(carried, empty)
+
+
+def _clear_slots(tree: Tree, empty: Array) -> Tree:
+    """Slots ``empty`` [B, N] made unused nodes: no visits, values or parent, every edge
+    unexpanded (what :func:`instantiate` leaves in a slot the search has not reached)."""
+
+    def at(x, fill):
+        where = empty.reshape(*empty.shape, *[1] * (x.ndim - 2))
+        return jnp.where(where, jnp.asarray(fill, x.dtype), x)
+
+    return tree.replace(
+        node_visits=at(tree.node_visits, 0),
+        raw_values=at(tree.raw_values, 0),
+        node_values=at(tree.node_values, 0),
+        parents=at(tree.parents, Tree.NO_PARENT),
+        action_from_parent=at(tree.action_from_parent, Tree.NO_PARENT),
+        children_index=at(tree.children_index, Tree.UNVISITED),
+        children_prior_logits=at(tree.children_prior_logits, 0),
+        children_values=at(tree.children_values, 0),
+        children_visits=at(tree.children_visits, 0),
+        children_rewards=at(tree.children_rewards, 0),
+        children_discounts=at(tree.children_discounts, 0),
+    )
+
+
+def _replant(tree: Tree, root: mctx.RootFnOutput, invalid_actions: Array, extra_data) -> Tree:
+    """A carried tree [B] ready for a new search from ``root``: node 0 takes the root's
+    prior (with this search's noise), raw value and embedding; it keeps its visits and value
+    where it was carried, and is filled in as :func:`instantiate` does where empty."""
+    fresh = tree.node_visits[:, Tree.ROOT_INDEX] == 0  # [B]
+    visits = jnp.where(fresh, 1, tree.node_visits[:, Tree.ROOT_INDEX])
+    value = jnp.where(fresh, root.value, tree.node_values[:, Tree.ROOT_INDEX])
+
+    def root_slot(x, new):
+        return x.at[:, Tree.ROOT_INDEX].set(new)
+
+    return tree.replace(
+        node_visits=root_slot(tree.node_visits, visits),
+        raw_values=root_slot(tree.raw_values, root.value),
+        node_values=root_slot(tree.node_values, value),
+        children_prior_logits=root_slot(tree.children_prior_logits, root.prior_logits),
+        embeddings=jax.tree.map(root_slot, tree.embeddings, root.embedding),
         root_invalid_actions=invalid_actions,
         extra_data=extra_data,
     )
@@ -194,11 +325,23 @@ def search(
     invalid_actions: Array,
     max_depth: int | None = None,
     extra_data=None,
+    tree: Tree | None = None,
 ) -> Tree:
-    """``mctx.search`` with batched selections (see the module docstring)."""
+    """``mctx.search`` with batched selections (see the module docstring). With ``tree``
+    (a carried tree of N >= num_simulations + 1 nodes, empty or from :func:`subtree`) the
+    search grows it from its first free slot instead of a fresh tree of N = simulations + 1,
+    ``max_depth`` defaulting to N - 1."""
     batch = root.value.shape[0]
     rows = jnp.arange(batch)
-    max_depth = num_simulations if max_depth is None else max_depth
+    if tree is None:
+        tree = instantiate(root, num_simulations, invalid_actions, extra_data)
+        first = 1  # node 0 is the root: simulation s creates node s + 1
+        depth = num_simulations
+    else:
+        tree = _replant(tree, root, invalid_actions, extra_data)
+        first = jnp.sum(tree.node_visits > 0, axis=1, dtype=jnp.int32)  # [B] nodes in use
+        depth = tree.node_visits.shape[1] - 1
+    max_depth = depth if max_depth is None else max_depth
 
     def simulation(sim, carry):
         key, tree = carry
@@ -208,11 +351,10 @@ def search(
             keys, tree, root_selection, interior_selection, max_depth
         )
         node = tree.children_index[rows, parent, action]
-        node = jnp.where(node == Tree.UNVISITED, sim + 1, node)
+        node = jnp.where(node == Tree.UNVISITED, first + sim, node)
         tree = expand(params, k_expand, tree, recurrent_fn, parent, action, node)
         return key, backup(tree, node, length, path, path_actions)
 
-    tree = instantiate(root, num_simulations, invalid_actions, extra_data)
     return jax.lax.fori_loop(0, num_simulations, simulation, (key, tree))[1]
 
 
@@ -237,8 +379,10 @@ def puct_policy(
     dirichlet_alpha: float = 0.3,
     pb_c_init: float = 1.25,
     pb_c_base: float = 19652.0,
+    tree: Tree | None = None,
 ) -> mctx.PolicyOutput:
-    """``mctx.muzero_policy`` (temperature 1, parent-and-siblings Q) over :func:`search`."""
+    """``mctx.muzero_policy`` (temperature 1, parent-and-siblings Q) over :func:`search`,
+    from a fresh tree or a carried ``tree`` (whose visits count as the search's own)."""
     key, k_dirichlet, k_search = jax.random.split(key, 3)
     probs = jax.nn.softmax(root.prior_logits)
     if dirichlet_fraction > 0:
@@ -258,11 +402,32 @@ def puct_policy(
         interior_selection=jax.vmap(select),
         num_simulations=num_simulations,
         invalid_actions=invalid_actions,
+        tree=tree,
     )
     weights = tree.summary().visit_probs
     logits = _log(weights)
     action = jax.random.categorical(key, logits - jnp.max(logits, axis=-1, keepdims=True))
     return mctx.PolicyOutput(action=action, action_weights=weights, search_tree=tree)
+
+
+@chex.dataclass(frozen=True)
+class GumbelReuseData:
+    """A Gumbel search's root data over a carried tree: the noise and the root's visits
+    before this search (int32 [B, A]), which sequential halving does not count."""
+
+    root_gumbel: Array  # float32 [B, A]
+    carried_visits: Array  # int32 [B, A]
+
+
+def gumbel_root_selection(key: Array, tree: Tree, node: Array, *, qtransform, **settings):
+    """``mctx.gumbel_muzero_root_action_selection`` (unbatched) over a carried tree: the
+    halving schedule sees only this search's visits (``extra_data.carried_visits``
+    subtracted), the completed Q the whole tree's."""
+    own = tree.children_visits.at[node].add(-tree.extra_data.carried_visits)
+    return mctx.gumbel_muzero_root_action_selection(
+        key, tree.replace(children_visits=own), node,
+        qtransform=lambda _, n: qtransform(tree, n), **settings,
+    )  # fmt: skip
 
 
 def gumbel_policy(
@@ -276,18 +441,27 @@ def gumbel_policy(
     max_num_considered_actions: int = 16,
     gumbel_scale: float = 1.0,
     qtransform=mctx.qtransform_completed_by_mix_value,
+    tree: Tree | None = None,
 ) -> mctx.PolicyOutput:
-    """``mctx.gumbel_muzero_policy`` over :func:`search`."""
+    """``mctx.gumbel_muzero_policy`` over :func:`search`, from a fresh tree or a carried
+    ``tree`` (see the module docstring: carried visits inform Q, not the halving)."""
     root = root.replace(prior_logits=_mask_invalid(root.prior_logits, invalid_actions))
     key, k_gumbel = jax.random.split(key)
     logits = root.prior_logits
     gumbel = gumbel_scale * jax.random.gumbel(k_gumbel, logits.shape, logits.dtype)
-    root_selection = functools.partial(
-        mctx.gumbel_muzero_root_action_selection,
+    settings = dict(
         num_simulations=num_simulations,
         max_num_considered_actions=max_num_considered_actions,
         qtransform=qtransform,
     )
+    if tree is None:
+        carried = jnp.zeros(logits.shape, jnp.int32)
+        root_selection = functools.partial(mctx.gumbel_muzero_root_action_selection, **settings)
+        extra_data = mctx.GumbelMuZeroExtraData(root_gumbel=gumbel)
+    else:
+        carried = tree.children_visits[:, Tree.ROOT_INDEX] * (tree.node_visits[:, :1] > 0)
+        root_selection = functools.partial(gumbel_root_selection, **settings)
+        extra_data = GumbelReuseData(root_gumbel=gumbel, carried_visits=carried)
     interior = functools.partial(
         mctx.gumbel_muzero_interior_action_selection, qtransform=qtransform
     )
@@ -300,10 +474,11 @@ def gumbel_policy(
         interior_selection=jax.vmap(interior),
         num_simulations=num_simulations,
         invalid_actions=invalid_actions,
-        extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel),
+        extra_data=extra_data,
+        tree=tree,
     )
     # The survivor of sequential halving (mctx's seq_halving.score_considered, masked).
-    visits = tree.summary().visit_counts  # [B, A]
+    visits = tree.summary().visit_counts - carried  # [B, A] this search's visits
     completed_q = jax.vmap(qtransform, in_axes=[0, None])(tree, Tree.ROOT_INDEX)
     considered = visits == jnp.max(visits, axis=-1, keepdims=True)
     centred = logits - jnp.max(logits, axis=-1, keepdims=True)

@@ -16,6 +16,13 @@ Illegal actions are masked at the root (``invalid_actions``) and inside the tree
 logits set to the dtype's smallest finite value, never ``-inf``, so a softmax over a row
 with a single legal action stays finite).
 
+Tree reuse (``SearchConfig.reuse_tree``): a search may start from a carried tree
+(:func:`carry_tree`: the subtree of the move played, from :func:`jaxzero.core.mcts.subtree`)
+of capacity 2S + 1 nodes for S simulations. It is used only where its root is the position
+reached, every field of the state equal (:func:`same_states`); elsewhere, as after a chance
+event the tree did not foresee, a redealt hidden hand, or a new game, the search starts
+from an empty tree. So reuse is exact for deterministic games and harmless for the rest.
+
 Determinised search (games with hidden information): when the env has
 ``resample_hidden(state, key)`` and ``SearchConfig.determinize`` is on, every root state is
 first replaced by a state its mover cannot tell apart from it (hidden cards redealt, one
@@ -81,6 +88,41 @@ def resample_roots(env: Env, states: State, key: Array) -> State:
     return jax.vmap(env.resample_hidden)(states, keys)
 
 
+def tree_capacity(num_simulations: int) -> int:
+    """Nodes of a reusable tree for searches of ``num_simulations``: as many carried nodes
+    as one search adds, plus the search's own and the root."""
+    return 2 * num_simulations + 1
+
+
+def empty_trees(states: State, num_simulations: int, num_actions: int) -> mcts.Tree:
+    """B empty reusable trees (capacity :func:`tree_capacity`) for ``states`` [B]."""
+    batch = states.current_player.shape[0]
+    zeros = jnp.zeros((batch,), jnp.float32)
+    root = mctx.RootFnOutput(
+        prior_logits=jnp.zeros((batch, num_actions), jnp.float32), value=zeros, embedding=states
+    )
+    invalid = jnp.zeros((batch, num_actions), bool)
+    tree = mcts.instantiate(root, tree_capacity(num_simulations) - 1, invalid)
+    return mcts.cleared(tree, jnp.ones((batch,), bool))
+
+
+def carry_tree(tree: mcts.Tree, action: Array, num_simulations: int) -> mcts.Tree:
+    """The tree to carry after ``action`` [B] is played from the root of ``tree``: the
+    child's subtree, cut to the nodes the next search of ``num_simulations`` leaves room for."""
+    return mcts.subtree(tree, action, keep=tree.node_visits.shape[1] - num_simulations - 1)
+
+
+def same_states(a: State, b: State) -> Array:
+    """bool [B]: whether ``a`` [B] and ``b`` [B] are the same positions, every field equal."""
+
+    def equal(x, y):
+        if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+            x, y = jax.random.key_data(x), jax.random.key_data(y)
+        return (x == y).reshape(x.shape[0], -1).all(axis=1)
+
+    return jnp.stack(jax.tree.leaves(jax.tree.map(equal, a, b))).all(axis=0)
+
+
 def make_root(params, states: State, apply_fn: ApplyFn) -> mctx.RootFnOutput:
     """The search root for a batch of states: network prior (masked) and value."""
     logits, value = apply_fn(params, states.observation)
@@ -102,6 +144,7 @@ def run_search(
     num_simulations: int | None = None,
     noise: bool = True,
     root: mctx.RootFnOutput | None = None,
+    tree: mcts.Tree | None = None,
 ) -> mctx.PolicyOutput:
     """Search from a batch of states [B] and return mctx's PolicyOutput.
 
@@ -112,7 +155,9 @@ def run_search(
     sequential halving, ``qtransform_completed_by_mix_value``) with Gumbel noise scaled by
     ``gumbel_scale`` (0 when ``noise`` is False); ``action_weights`` are the improved policy
     softmax(logits + σ(completed Q)). ``num_simulations`` defaults to the config's
-    self-play count; ``root`` may pass a precomputed :func:`make_root`.
+    self-play count; ``root`` may pass a precomputed :func:`make_root`. ``tree`` is a
+    carried tree (:func:`empty_trees`, :func:`carry_tree`), used where its root is the
+    position searched; the search's tree (``search_tree``) is then that tree grown.
 
     With :func:`determinizes` the tree grows from ``resample_roots(states)`` (the key is
     split first, one part for the resampling), the root's prior and value still come from
@@ -125,6 +170,9 @@ def run_search(
         root = root.replace(embedding=resample_roots(env, states, k_hidden))
     if num_simulations is None:
         num_simulations = config.num_simulations
+    if tree is not None:
+        root_state = jax.tree.map(lambda x: x[:, mcts.Tree.ROOT_INDEX], tree.embeddings)
+        tree = mcts.cleared(tree, ~same_states(root_state, root.embedding))
     recurrent_fn = make_recurrent_fn(env, apply_fn)
     invalid_actions = ~states.legal_action_mask
     if config.kind == "puct":
@@ -139,6 +187,7 @@ def run_search(
             dirichlet_alpha=config.dirichlet_alpha,
             pb_c_init=config.pb_c_init,
             pb_c_base=config.pb_c_base,
+            tree=tree,
         )
     if config.kind == "gumbel":
         return mcts.gumbel_policy(
@@ -150,6 +199,7 @@ def run_search(
             invalid_actions=invalid_actions,
             max_num_considered_actions=config.max_num_considered_actions,
             gumbel_scale=config.gumbel_scale if noise else 0.0,
+            tree=tree,
         )
     raise ValueError(f"unknown search kind {config.kind!r}; choose gumbel or puct")
 

@@ -1,0 +1,196 @@
+"""Tree reuse (jaxzero.core.mcts.subtree, search from a carried tree): the carried subtree
+is the chosen child's subtree node for node, a search from an empty carried tree grows
+mctx's tree, a reused search keeps its budget and never plays an illegal move, and a
+carried tree whose root is not the position reached is never used."""
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+import pytest
+from test_mcts import _roots
+
+from jaxzero.core import mcts, search
+from jaxzero.core.config import SearchConfig
+
+SIMULATIONS = 24
+Tree = mctx.Tree
+
+
+def _search(kind: str, game: str = "tic_tac_toe"):
+    env, root, recurrent_fn, invalid = _roots(game)
+    policy = mcts.puct_policy if kind == "puct" else mcts.gumbel_policy
+    kwargs = {} if kind == "puct" else {"max_num_considered_actions": 4}
+    output = jax.jit(
+        lambda k: policy(
+            None, k, root, recurrent_fn, SIMULATIONS, invalid_actions=invalid, **kwargs
+        )
+    )(jax.random.key(0))
+    return env, root, recurrent_fn, invalid, output
+
+
+def _assert_same_subtree(old: Tree, new: Tree, b: int, o: int, n: int) -> int:
+    """Walk old node ``o`` and new node ``n`` of tree ``b`` together (numpy, recursive);
+    the number of nodes compared."""
+    for name in ("node_visits", "raw_values", "node_values", "children_prior_logits"):
+        np.testing.assert_array_equal(getattr(new, name)[b, n], getattr(old, name)[b, o], name)
+    for name in ("children_visits", "children_values", "children_rewards", "children_discounts"):
+        np.testing.assert_array_equal(getattr(new, name)[b, n], getattr(old, name)[b, o], name)
+    count = 1
+    for action, child in enumerate(old.children_index[b, o]):
+        new_child = new.children_index[b, n, action]
+        assert (child < 0) == (new_child < 0)
+        if child >= 0:
+            assert new.parents[b, new_child] == n and new_child > n  # creation order kept
+            assert new.action_from_parent[b, new_child] == action
+            count += _assert_same_subtree(old, new, b, child, new_child)
+    return count
+
+
+@pytest.mark.parametrize("kind", ["puct", "gumbel"])
+def test_subtree_is_the_childs_subtree_node_for_node(kind):
+    _, _, _, _, output = _search(kind, "connect_four")
+    tree = jax.device_get(output.search_tree)
+    num_nodes = tree.node_visits.shape[1]
+    cut = jax.jit(mcts.subtree, static_argnums=2)
+    for action in range(tree.children_index.shape[2]):  # visited and unvisited edges alike
+        actions = jnp.full(tree.node_visits.shape[0], action)
+        new = jax.device_get(cut(output.search_tree, actions, num_nodes))
+        for b in range(tree.node_visits.shape[0]):
+            child = tree.children_index[b, 0, action]
+            used = int((new.node_visits[b] > 0).sum())
+            if child < 0:
+                assert used == 0 and (new.children_index[b] == -1).all()
+                continue
+            assert new.parents[b, 0] == Tree.NO_PARENT
+            assert _assert_same_subtree(tree, new, b, child, 0) == used
+            assert (new.node_visits[b, used:] == 0).all() and (new.parents[b, used:] == -1).all()
+            assert (new.children_index[b, used:] == -1).all()
+
+
+def _hand_built_tree() -> Tree:
+    """One tree of 6 nodes, 3 actions: 0 -a0-> 1 -a1-> 3 -a2-> 5, 0 -a2-> 2 -a0-> 4."""
+    edges = [(0, 0, 1), (1, 1, 3), (3, 2, 5), (0, 2, 2), (2, 0, 4)]  # parent, action, node
+    visits = np.array([6, 3, 2, 2, 1, 1])
+    parents, action_from = np.full(6, -1), np.full(6, -1)
+    children = np.full((6, 3), -1)
+    children_visits = np.zeros((6, 3), np.int32)
+    for parent, action, node in edges:
+        parents[node], action_from[node], children[parent, action] = parent, action, node
+        children_visits[parent, action] = visits[node]
+    values = np.arange(6, dtype=np.float32) / 10
+    children_values = np.where(children >= 0, values[np.maximum(children, 0)], 0.0)
+    one = lambda x: jnp.asarray(x)[None]  # noqa: E731
+    return Tree(
+        node_visits=one(visits.astype(np.int32)),
+        raw_values=one(values + 1),
+        node_values=one(values),
+        parents=one(parents.astype(np.int32)),
+        action_from_parent=one(action_from.astype(np.int32)),
+        children_index=one(children.astype(np.int32)),
+        children_prior_logits=one(np.arange(18, dtype=np.float32).reshape(6, 3)),
+        children_values=one(children_values.astype(np.float32)),
+        children_visits=one(children_visits),
+        children_rewards=one(np.where(children >= 0, 0.5, 0.0).astype(np.float32)),
+        children_discounts=one(np.where(children >= 0, -1.0, 0.0).astype(np.float32)),
+        embeddings=one(np.arange(6, dtype=np.int32) * 100),
+        root_invalid_actions=jnp.zeros((1, 3), bool),
+        extra_data=None,
+    )
+
+
+def test_subtree_of_a_hand_built_tree_and_its_cut():
+    tree = _hand_built_tree()
+    whole = mcts.subtree(tree, jnp.array([0]), keep=6)  # nodes 1, 3, 5 -> 0, 1, 2
+    np.testing.assert_array_equal(whole.embeddings[0, :3], [100, 300, 500])
+    np.testing.assert_array_equal(whole.node_visits[0], [3, 2, 1, 0, 0, 0])
+    np.testing.assert_array_equal(whole.parents[0], [-1, 0, 1, -1, -1, -1])
+    np.testing.assert_array_equal(whole.children_index[0, :3], [[-1, 1, -1], [-1, -1, 2], [-1] * 3])
+    np.testing.assert_allclose(whole.node_values[0, :3], [0.1, 0.3, 0.5])
+    # Kept to 2 nodes: node 5 is dropped, its edge unexpanded again, statistics zeroed.
+    cut = mcts.subtree(tree, jnp.array([0]), keep=2)
+    np.testing.assert_array_equal(cut.node_visits[0], [3, 2, 0, 0, 0, 0])
+    np.testing.assert_array_equal(cut.children_index[0, 1], [-1, -1, -1])
+    np.testing.assert_array_equal(cut.children_visits[0, 1], [0, 0, 0])
+    np.testing.assert_array_equal(cut.children_visits[0, 0], [0, 2, 0])
+    other = mcts.subtree(tree, jnp.array([2]), keep=6)  # nodes 2, 4
+    np.testing.assert_array_equal(other.node_visits[0], [2, 1, 0, 0, 0, 0])
+    empty = mcts.subtree(tree, jnp.array([1]), keep=6)  # never expanded
+    np.testing.assert_array_equal(empty.node_visits[0], np.zeros(6))
+
+
+@pytest.mark.parametrize("kind", ["puct", "gumbel"])
+def test_a_search_from_an_empty_carried_tree_grows_the_fresh_tree(kind):
+    env, root, recurrent_fn, invalid, fresh = _search(kind)
+    policy = mcts.puct_policy if kind == "puct" else mcts.gumbel_policy
+    kwargs = {} if kind == "puct" else {"max_num_considered_actions": 4}
+    empty = search.empty_trees(root.embedding, SIMULATIONS, env.num_actions)
+    carried = jax.jit(
+        lambda k, t: policy(
+            None, k, root, recurrent_fn, SIMULATIONS, invalid_actions=invalid, tree=t, **kwargs
+        )
+    )(jax.random.key(0), empty)
+    np.testing.assert_array_equal(carried.action, fresh.action)
+    np.testing.assert_allclose(carried.action_weights, fresh.action_weights, rtol=1e-6)
+    n = SIMULATIONS + 1
+    for name in ("node_visits", "children_index", "parents", "children_visits"):
+        got, want = getattr(carried.search_tree, name), getattr(fresh.search_tree, name)
+        np.testing.assert_array_equal(got[:, :n], want, name)
+        assert (got[:, n:] == (0 if name.endswith("visits") else -1)).all()
+
+
+def _uniform(num_actions):
+    def apply(params, observation):
+        del params
+        return jnp.zeros((observation.shape[0], num_actions)), jnp.zeros(observation.shape[0])
+
+    return apply
+
+
+@pytest.mark.parametrize("kind", ["puct", "gumbel"])
+def test_reused_searches_play_legal_moves_within_budget(kind):
+    """Whole games of connect four, every move from the carried tree: the carried root
+    visits are kept, the search adds exactly its simulations, legal moves only."""
+    env, root, _, _, _ = _search(kind, "connect_four")
+    apply = _uniform(env.num_actions)
+    config = SearchConfig(kind=kind, num_simulations=8, reuse_tree=True)
+    states = root.embedding
+    tree = search.empty_trees(states, 8, env.num_actions)
+
+    @jax.jit
+    def move(states, tree, key):
+        k_search, k_step = jax.random.split(key)
+        output = search.run_search(None, states, k_search, config, env, apply, tree=tree)
+        grown = output.search_tree
+        action = search.greedy_action(output, kind)
+        nxt = jax.vmap(env.step)(states, action, jax.random.split(k_step, action.shape[0]))
+        return nxt, search.carry_tree(grown, action, 8), grown, action
+
+    reused = 0
+    for t in range(12):
+        before = tree.node_visits[:, 0]
+        live = ~(states.terminated | states.truncated)
+        states_before = states
+        states, tree, grown, action = move(states, tree, jax.random.key(t))
+        rows = jnp.arange(action.shape[0])
+        assert bool(jnp.all(states_before.legal_action_mask[rows, action] | ~live))
+        assert bool(jnp.all(grown.node_visits[:, 0] == jnp.maximum(before, 1) + 8))
+        assert int((grown.node_visits > 0).sum(axis=1).max()) <= search.tree_capacity(8)
+        reused += int(jnp.sum(before > 0))
+    assert reused > 0
+
+
+def test_a_carried_tree_whose_root_is_not_the_position_is_not_used():
+    env, root, recurrent_fn, invalid, output = _search("puct")
+    apply = _uniform(env.num_actions)
+    config = SearchConfig(kind="puct", num_simulations=SIMULATIONS, reuse_tree=True)
+    states = root.embedding
+    action = search.greedy_action(output, "puct")
+    grown = search.run_search(
+        None, states, jax.random.key(0), config, env, apply,
+        tree=search.empty_trees(states, SIMULATIONS, env.num_actions),
+    ).search_tree  # fmt: skip
+    carried = search.carry_tree(grown, action, SIMULATIONS)
+    # Searched from the position before the move, not the one the tree leads to: cleared.
+    again = search.run_search(None, states, jax.random.key(1), config, env, apply, tree=carried)
+    assert bool(jnp.all(again.search_tree.node_visits[:, 0] == SIMULATIONS + 1))
