@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 import pytest
+from conftest import tiny_config
 from test_mcts import _roots
 
 from jaxzero.core import mcts, search
@@ -194,3 +195,35 @@ def test_a_carried_tree_whose_root_is_not_the_position_is_not_used():
     # Searched from the position before the move, not the one the tree leads to: cleared.
     again = search.run_search(None, states, jax.random.key(1), config, env, apply, tree=carried)
     assert bool(jnp.all(again.search_tree.node_visits[:, 0] == SIMULATIONS + 1))
+
+
+@pytest.mark.parametrize(
+    "kind, playout_cap", [("puct", False), ("gumbel", False), ("gumbel", True)]
+)
+def test_selfplay_with_tree_reuse_compiles_once_and_carries_trees(trainers, kind, playout_cap):
+    """The training iteration with ``search.reuse_tree``: one compilation, carried trees
+    in the self-play state (some non-empty between moves), targets still distributions
+    over legal moves (or zeros after a cheap search)."""
+    cap = {"selfplay__full_search_share": 0.5, "selfplay__cheap_simulations": 2}
+    config = tiny_config(
+        "connect_four", search__kind=kind, search__reuse_tree=True, **(cap if playout_cap else {})
+    )
+    trainer = trainers(config)
+    state = trainer.init(jax.random.key(0))
+    carried = 0
+    for _ in range(3):
+        state, metrics, _ = trainer.iteration(state)
+        tree = state.selfplay.tree
+        assert tree.node_visits.shape[1] == search.tree_capacity(config.search.num_simulations)
+        carried += int(jnp.sum(tree.node_visits[:, 0] > 0))
+        assert all(np.isfinite(v) for v in jax.device_get(metrics).values())
+    assert trainer.iteration._cache_size() == 1
+    assert carried > 0
+    n = int(state.replay.size.sum())
+    policy, legal = (
+        np.asarray(state.replay.policy[:n]),
+        np.asarray(state.replay.legal_action_mask[:n]),
+    )
+    totals = policy.sum(-1)
+    assert (np.isclose(totals, 1.0, rtol=1e-5) | (totals == 0)).all()
+    assert not (policy > 0)[~legal].any()

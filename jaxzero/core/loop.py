@@ -98,6 +98,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
     apply_fn = networks.make_apply_fn(network)
     optimizer = learner.make_optimizer(config.optim)
     b = config.selfplay.batch_size
+    reuse_simulations = config.search.num_simulations if config.search.reuse_tree else None
 
     def init(key: Array) -> TrainState:
         if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
@@ -109,7 +110,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             best_params=jax.tree.map(jnp.copy, params),
             opt_state=optimizer.init(params),
             replay=replay.init_replay(env, config.replay.capacity, shards),
-            selfplay=selfplay.init_selfplay(env, b, k_games),
+            selfplay=selfplay.init_selfplay(env, b, k_games, reuse_simulations),
             key=jax.random.key_data(key),
             iteration=jnp.int32(0),
             env_steps=jnp.int32(0),

@@ -25,6 +25,10 @@ games are searched together); its positions are recorded with an all-zero policy
 the loss reads as "no policy target" (KataGo's weighting: the policy term of a minibatch
 is averaged over all its positions, cheap ones adding zero).
 
+With tree reuse (``SearchConfig.reuse_tree``) each game also carries its search tree: the
+subtree of the move played (:func:`jaxzero.core.search.carry_tree`) is the next search's
+root; a new game, or a chance event the tree did not foresee, starts from an empty tree.
+
 The write is one masked scatter of the fixed-shape [B, L] trajectory block per move,
 rows of unfinished games and slots past a game's length being dropped.
 """
@@ -38,8 +42,8 @@ import jax
 import jax.numpy as jnp
 
 from envs.core import Env, State, state_dataclass
+from jaxzero.core import mcts, search
 from jaxzero.core import replay as replay_lib
-from jaxzero.core import search
 from jaxzero.core.config import Config
 from jaxzero.core.networks import ApplyFn
 
@@ -59,6 +63,7 @@ class SelfPlayState:
     value_return: Array  # float32 [B, L]  discounted return since each position, mover's view
     length: Array  # int32 [B]  positions recorded in the current game
     returns: Array  # float32 [B, P]  rewards summed over the current game, per player
+    tree: mcts.Tree | None = None  # [B] the carried search trees (None: no tree reuse)
 
     def replace(self, **changes) -> SelfPlayState:
         return dataclasses.replace(self, **changes)
@@ -79,9 +84,15 @@ METRIC_SUMS = (
 )
 
 
-def init_selfplay(env: Env, batch_size: int, key: Array) -> SelfPlayState:
-    """B fresh games with empty trajectories."""
+def init_selfplay(
+    env: Env, batch_size: int, key: Array, reuse_simulations: int | None = None
+) -> SelfPlayState:
+    """B fresh games with empty trajectories, and empty carried trees for searches of
+    ``reuse_simulations`` when given (tree reuse)."""
     states = jax.vmap(env.init)(jax.random.split(key, batch_size))
+    tree = None
+    if reuse_simulations is not None:
+        tree = search.empty_trees(states, reuse_simulations, env.num_actions)
     b, length, a = batch_size, env.max_steps, env.num_actions
     obs = states.observation
     return SelfPlayState(
@@ -94,6 +105,7 @@ def init_selfplay(env: Env, batch_size: int, key: Array) -> SelfPlayState:
         value_return=jnp.zeros((b, length), jnp.float32),
         length=jnp.zeros((b,), jnp.int32),
         returns=jnp.zeros((b, env.num_players), jnp.float32),
+        tree=tree,
     )
 
 
@@ -173,18 +185,18 @@ def _move_sums(root, weights: Array, sp: SelfPlayState, done: Array, valid: Arra
 
 
 def _make_search_move(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
-    """``search_move(params, states, root, k_search, k_act) -> (weights, action, value,
-    target)``: the search of a move of B games, its policy ``weights`` float32 [B, A], the
-    move chosen ``action`` int32 [B], the root ``value`` float32 [B] and the policy
-    ``target`` [B, A] recorded for training (``weights``, or zeros after a cheap search
-    of playout-cap randomisation)."""
+    """``search_move(params, states, root, tree, k_search, k_act) -> (weights, action,
+    value, target, tree)``: the search of a move of B games, its policy ``weights`` float32
+    [B, A], the move chosen ``action`` int32 [B], the root ``value`` float32 [B], the
+    policy ``target`` [B, A] recorded for training (``weights``, or zeros after a cheap
+    search of playout-cap randomisation) and the grown tree (None without tree reuse)."""
     sp_cfg, search_cfg = config.selfplay, config.search
 
-    def search_move(params, states, root, k_search, k_act):
+    def search_move(params, states, root, tree, k_search, k_act):
         def searched(num_simulations: int | None, noise: bool):
             output = search.run_search(
                 params, states, k_search, search_cfg, env, apply_fn,
-                num_simulations=num_simulations, noise=noise, root=root,
+                num_simulations=num_simulations, noise=noise, root=root, tree=tree,
             )  # fmt: skip
             action = search.select_action(
                 output,
@@ -194,17 +206,18 @@ def _make_search_move(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
                 temperature_moves=sp_cfg.temperature_moves,
                 temperature=sp_cfg.temperature,
             )
-            return output.action_weights, action, output.search_tree.summary().value
+            grown = output.search_tree if tree is not None else None
+            return output.action_weights, action, output.search_tree.summary().value, grown
 
         if not sp_cfg.playout_cap:
-            weights, action, value = searched(None, True)
-            return weights, action, value, weights
+            weights, action, value, grown = searched(None, True)
+            return weights, action, value, weights, grown
         # One draw for the batch (its games are searched together): full or cheap.
         full = jax.random.uniform(jax.random.fold_in(k_search, 2)) < sp_cfg.full_search_share
-        weights, action, value = jax.lax.cond(
+        weights, action, value, grown = jax.lax.cond(
             full, lambda: searched(None, True), lambda: searched(sp_cfg.cheap_simulations, False)
         )
-        return weights, action, value, jnp.where(full, weights, 0.0)
+        return weights, action, value, jnp.where(full, weights, 0.0), grown
 
     return search_move
 
@@ -228,7 +241,9 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
         b = states.current_player.shape[0]
 
         root = search.make_root(params, states, apply_fn)
-        weights, action, value, target = search_move(params, states, root, k_search, k_act)
+        weights, action, value, target, tree = search_move(
+            params, states, root, sp.tree, k_search, k_act
+        )
         if sp_cfg.opening_plies > 0:  # uniformly random legal moves open every game
             k_open = jax.random.fold_in(k_act, 1)
             opening = jax.random.categorical(
@@ -236,6 +251,8 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
             ).astype(jnp.int32)
             action = jnp.where(states.step_count < sp_cfg.opening_plies, opening, action)
 
+        if tree is not None:  # the move played (opening moves too) roots the next search
+            tree = search.carry_tree(tree, action, config.search.num_simulations)
         sp = _record_position(sp, states, target, value)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
         sp = add_rewards(sp, nxt.rewards, sp_cfg.discount)
@@ -252,6 +269,7 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
         sums = _move_sums(root, weights, sp, done, valid)
         sp = sp.replace(
             env_state=env_state,
+            tree=tree,
             length=jnp.where(done, 0, sp.length),
             value_return=jnp.where(done[:, None], 0.0, sp.value_return),
             returns=jnp.where(done[:, None], 0.0, sp.returns),
