@@ -13,6 +13,7 @@ from test_mcts import _roots
 
 from jaxzero.core import mcts, search
 from jaxzero.core.config import SearchConfig
+from jaxzero.measure import match, opponents, players
 
 SIMULATIONS = 24
 Tree = mctx.Tree
@@ -227,3 +228,38 @@ def test_selfplay_with_tree_reuse_compiles_once_and_carries_trees(trainers, kind
     totals = policy.sum(-1)
     assert (np.isclose(totals, 1.0, rtol=1e-5) | (totals == 0)).all()
     assert not (policy > 0)[~legal].any()
+
+
+@pytest.mark.parametrize("kind", ["puct", "gumbel"])
+def test_matches_with_tree_reuse_play_legal_games_and_compile_once(trainers, kind):
+    """A reusing search player against the uniform opponent (each side asked) and against
+    itself (one shared search, each game from its mover's tree): every recorded move is
+    legal, and each match compiles once."""
+    config = tiny_config("connect_four", search__kind=kind, search__reuse_tree=True)
+    trainer = trainers(config)
+    params = trainer.init(jax.random.key(0)).params
+    env = trainer.env
+    player = players.SearchPlayer(env, trainer.apply_fn, config.search, 8)
+    assert player.reuses_tree
+    for opponent, params_b in ((opponents.uniform_random(env), None), (player, params)):
+        game = match.make_match(env, player, opponent, num_games=8, opening_plies=1)
+        for k in range(2):
+            _, _, actions, _ = game.recorded(params, params_b, jax.random.key(k))
+            _assert_legal(env, np.asarray(actions), jax.random.key(k))
+        assert game.play_recorded._cache_size() == 1
+
+
+def _assert_legal(env, actions: np.ndarray, key) -> None:
+    """Replays the recorded games [G, L] (-1 once over): every move was legal."""
+    states = jax.vmap(env.init)(jax.random.split(key, actions.shape[0]))
+    step = jax.jit(jax.vmap(env.step))
+    for t in range(actions.shape[1]):
+        column = actions[:, t]
+        live = column >= 0
+        if not live.any():
+            break
+        legal = np.asarray(states.legal_action_mask)[np.arange(len(column)), np.maximum(column, 0)]
+        assert legal[live].all(), t
+        states = step(
+            states, jnp.maximum(jnp.asarray(column), 0), jax.random.split(key, len(column))
+        )

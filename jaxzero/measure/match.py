@@ -18,6 +18,12 @@ networks run on every node batch, each tree keeps its own's output), so the tree
 done once and the compiled function holds one search, not two. Otherwise every player is
 asked for every game at every move and each game takes its mover's answer.
 
+A search player with tree reuse (``SearchPlayer.reuses_tree``) keeps one tree per game,
+in the loop's carry: only the mover's search grows its tree, and every move played, by
+either side, carries both sides' trees to the subtree of that move (a player whose tree
+had not looked at the opponent's reply starts its next search fresh). In the shared
+search each game searches from its mover's tree.
+
 The match object owns its two compiled functions (plain and recording), each compiled on
 its first call, so a caller that never asks for the record pays nothing for it.
 """
@@ -39,8 +45,9 @@ from jaxzero.measure.players import Player, SearchPlayer
 from jaxzero.measure.statistics import wilson_interval
 
 Array = jax.Array
-# (params_a, params_b, states [G], a_moves bool [G], key) -> int32 [G]: every game's move
-JointMove = Callable[[Any, Any, State, Array, Array], Array]
+# (params_a, params_b, states [G], a_moves bool [G], key, trees) -> (int32 [G], trees):
+# every game's move; trees = (A's, B's) carried search trees, None for a player without
+JointMove = Callable[[Any, Any, State, Array, Array, Any], tuple[Array, Any]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,7 +125,8 @@ def make_match(
         joint = _shared_search(player_a)
     else:
         joint = _each_asked(player_a, player_b)
-    games = functools.partial(_play, env, joint, num_games, opening_plies)
+    players = (player_a, player_b)
+    games = functools.partial(_play, env, joint, players, num_games, opening_plies)
     return Match(
         env=env,
         num_games=num_games,
@@ -127,10 +135,31 @@ def make_match(
     )
 
 
+def _reuses(player: Player) -> bool:
+    return isinstance(player, SearchPlayer) and player.reuses_tree
+
+
+def _where_games(take: Array, a: Any, b: Any) -> Any:
+    """Per game [G]: ``a``'s trees where ``take``, else ``b``'s."""
+    return jax.tree.map(lambda x, y: jnp.where(take.reshape(-1, *[1] * (x.ndim - 1)), x, y), a, b)
+
+
+def _ask(player: Player, params, states: State, trees, key: Array) -> tuple[Array, Any]:
+    if trees is None:
+        return player(params, states, key), None
+    return player.act(params, states, trees, key)
+
+
 def _each_asked(player_a: Player, player_b: Player) -> JointMove:
-    def joint(params_a, params_b, states, a_moves, key):
+    def joint(params_a, params_b, states, a_moves, key, trees):
         k_a, k_b = jax.random.split(key)
-        return jnp.where(a_moves, player_a(params_a, states, k_a), player_b(params_b, states, k_b))
+        actions_a, grown_a = _ask(player_a, params_a, states, trees[0], k_a)
+        actions_b, grown_b = _ask(player_b, params_b, states, trees[1], k_b)
+        kept = (
+            None if grown_a is None else _where_games(a_moves, grown_a, trees[0]),
+            None if grown_b is None else _where_games(~a_moves, grown_b, trees[1]),
+        )
+        return jnp.where(a_moves, actions_a, actions_b), kept
 
     return joint
 
@@ -149,15 +178,30 @@ def _shared_search(player: SearchPlayer) -> JointMove:
 
     both = player.replace(apply_fn=paired_apply)
 
-    def joint(params_a, params_b, states, a_moves, key):
-        return both((params_a, params_b, a_moves), states, key)
+    def joint(params_a, params_b, states, a_moves, key, trees):
+        variables = (params_a, params_b, a_moves)
+        if trees[0] is None:
+            return both(variables, states, key), trees
+        actions, grown = both.act(variables, states, _where_games(a_moves, *trees), key)
+        return actions, (
+            _where_games(a_moves, grown, trees[0]),
+            _where_games(~a_moves, grown, trees[1]),
+        )
 
     return joint
 
 
+def _carried(players: tuple[Player, Player], trees, actions: Array):
+    """Both sides' trees after ``actions`` [G] are played."""
+    return tuple(
+        None if t is None else p.carry(t, actions) for p, t in zip(players, trees, strict=True)
+    )
+
+
 def _play(
-    env: Env, joint: JointMove, num_games: int, opening_plies: int, params_a, params_b, key, record
-):
+    env: Env, joint: JointMove, players: tuple[Player, Player], num_games: int,
+    opening_plies: int, params_a, params_b, key, record,
+):  # fmt: skip
     """The games of :func:`make_match`: (outcome, a_seat) or, recording, also the actions
     and final states. ``record`` is a Python-level choice, fixed at trace time."""
     pairs = num_games // 2
@@ -191,12 +235,14 @@ def _play(
         return ~(carry[0].terminated | carry[0].truncated).all()
 
     def move(carry):
-        states, returns, k, t, log = carry
+        states, returns, k, t, log, trees = carry
         k, k_move, k_step = jax.random.split(k, 3)
-        actions = joint(params_a, params_b, states, states.current_player == a_seat, k_move)
+        a_moves = states.current_player == a_seat
+        actions, trees = joint(params_a, params_b, states, a_moves, k_move, trees)
         log = write(log, t, states, actions)
         states, reward = step(states, actions, k_step)
-        return states, returns + reward, k, None if t is None else t + 1, log
+        trees = _carried(players, trees, actions)
+        return states, returns + reward, k, None if t is None else t + 1, log, trees
 
     k_init, k_open, k_play = jax.random.split(key, 3)
     states = jax.vmap(env.init)(both(jax.random.split(k_init, pairs)))
@@ -208,8 +254,9 @@ def _play(
         opening, (states, returns, log), (plies, jax.random.split(k_open, opening_plies))
     )
     t0 = jnp.int32(opening_plies) if record else None
-    states, returns, _, _, log = jax.lax.while_loop(
-        unfinished, move, (states, returns, k_play, t0, log)
+    trees = tuple(p.empty_trees(states) if _reuses(p) else None for p in players)
+    states, returns, _, _, log, _ = jax.lax.while_loop(
+        unfinished, move, (states, returns, k_play, t0, log, trees)
     )
     outcome = jnp.sign(returns).astype(jnp.int32)
     return (outcome, a_seat, log, states) if record else (outcome, a_seat)

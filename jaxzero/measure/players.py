@@ -9,6 +9,12 @@ over a batch of env states. Networks take their variables as ``params``; fixed o
   ``gtp`` and ``Agent.act`` play it;
 * :class:`RawPolicyPlayer` — the network alone: argmax of its legal logits.
 
+A search player whose config has ``reuse_tree`` also plays with a memory: its carried
+search trees (:meth:`SearchPlayer.empty_trees`, :meth:`~SearchPlayer.act` grows them,
+:meth:`~SearchPlayer.carry` follows every move played, its own and the opponent's), which
+the match engine, ``play`` and ``gtp`` keep between moves; called as a plain player it
+searches from a fresh tree.
+
 Players are frozen dataclasses that compare by what they compute, so a match of a
 search player against itself can share one batched search between two networks
 (:func:`jaxzero.measure.match.make_match`). ``player.jitted`` is the player compiled
@@ -78,6 +84,29 @@ class SearchPlayer(_Jitted):
 
     def replace(self, **changes: Any) -> SearchPlayer:
         return dataclasses.replace(self, **changes)
+
+    @property
+    def reuses_tree(self) -> bool:
+        """Whether this player keeps its search trees between moves (``reuse_tree``)."""
+        return self.config.reuse_tree
+
+    def empty_trees(self, states: State) -> search.mcts.Tree:
+        """Empty carried trees for ``states`` [G] (a new game's memory)."""
+        return search.empty_trees(states, self.num_simulations, self.env.num_actions)
+
+    def act(self, params: Any, states: State, trees: Any, key: Array) -> tuple[Array, Any]:
+        """The greedy move from a search grown from the carried ``trees`` [G] (used where
+        their root is the position), and the grown trees."""
+        output = search.run_search(
+            params, states, key, self.config, self.env, self.apply_fn,
+            num_simulations=self.num_simulations, noise=False, tree=trees,
+        )  # fmt: skip
+        tree = output.search_tree.replace(extra_data=None)  # a search's noise stays with it
+        return search.greedy_action(output, self.config.kind), tree
+
+    def carry(self, trees: Any, actions: Array) -> Any:
+        """The trees [G] after ``actions`` [G] are played from their roots."""
+        return search.carry_tree(trees, actions, self.num_simulations)
 
 
 @dataclasses.dataclass(frozen=True)
