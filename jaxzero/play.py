@@ -82,6 +82,7 @@ def play_game(
     key, k_init = jax.random.split(key)
     state = jax.jit(env.init)(k_init)
     step = jax.jit(env.step)  # op by op, a pgx game's move takes seconds
+    trees = player.empty_trees(_batch(state), agent.params) if player.reuses_tree else None
     total = 0.0
     while not (bool(state.terminated) or bool(state.truncated)):
         stdout.write("\n" + env.render(state) + "\n")
@@ -92,7 +93,11 @@ def play_game(
         else:
             key, k_act = jax.random.split(key)
             batch = _batch(state)
-            action = int(player.jitted(agent.params, batch, k_act)[0])
+            if trees is None:
+                action = int(player.jitted(agent.params, batch, k_act)[0])
+            else:  # its search goes on from the tree of the moves so far
+                actions, trees = player.jitted_act(agent.params, batch, trees, k_act)
+                action = int(actions[0])
             _, value = agent.evaluate(batch)
             stdout.write(
                 f"jaxzero plays {env.action_to_text(action)} "
@@ -100,6 +105,8 @@ def play_game(
             )
         key, k_step = jax.random.split(key)
         state = step(state, jnp.int32(action), k_step)
+        if trees is not None:
+            trees = player.jitted_carry(trees, jnp.full((1,), action, jnp.int32))
         total += float(state.rewards[0 if solo else human])
     stdout.write("\n" + env.render(state) + "\n")
     if solo:

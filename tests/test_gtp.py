@@ -93,6 +93,20 @@ def test_agent_moves_are_legal_vertices(engine):
         assert move in ("pass", "resign") or (move[0] in "ABCDEF" and move[1:] in "123456")
 
 
+def test_an_engine_with_tree_reuse_keeps_its_tree_between_moves(go_run):
+    """With ``search.reuse_tree`` the engine's search continues from the subtree of the
+    moves played; undo and clear_board need no care (a tree whose root is not the
+    position is not used, and a new game starts from an empty one)."""
+    agent = load_agent(go_run, search={"search.reuse_tree": "true"})
+    engine = GtpEngine(agent, num_simulations=8)
+    replies = _session(engine, "genmove black\ngenmove white\ngenmove black\nundo\ngenmove black\n")
+    assert all(reply.startswith("=") for reply in replies), replies
+    assert int(engine.trees.node_visits[0, 0]) > 0  # the last move's subtree, carried
+    _session(engine, "clear_board\n")
+    assert int(engine.trees.node_visits[0, 0]) == 0
+    assert engine.player.jitted_act._cache_size() == 1
+
+
 @pytest.mark.skipif(GNUGO is None, reason="needs gnugo: run `make system-deps`")
 def test_full_games_against_gnugo(go_run):
     ours = [

@@ -120,6 +120,20 @@ def test_agent_plays_through_a_pipe(straight_run):
     assert reward in (-1.0, 0.0, 1.0)
 
 
+def test_agent_plays_with_tree_reuse_through_a_pipe(straight_run):
+    """``--set search.reuse_tree=true``: the agent's search goes on from its tree between
+    moves (the human's replies carry it too), and the game plays out as without reuse."""
+    agent = load_agent(straight_run, search={"search.reuse_tree": "true"})
+    player = agent.search_player(4)
+    assert player.reuses_tree and not load_agent(straight_run).player.reuses_tree
+    moves = "\n".join(str(c) for c in range(1, 10)) + "\n"
+    out = io.StringIO()
+    reward = play_game(agent, player, human=1, stdin=io.StringIO(moves), stdout=out)
+    assert "jaxzero plays" in out.getvalue() and "game over" in out.getvalue()
+    assert reward in (-1.0, 0.0, 1.0)
+    assert player.jitted_act._cache_size() == 1 and player.jitted_carry._cache_size() == 1
+
+
 def test_load_agent_takes_search_settings_only(straight_run):
     """A trained agent can play with another search (here: averaged over tic-tac-toe's 8
     symmetries), never with another network; the settings parse from KEY=VALUE text."""

@@ -24,6 +24,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import BinaryIO, TextIO
 
 import jax
+import jax.numpy as jnp
 
 from envs.go import Go, GoState, action_to_gtp, gtp_to_action, score
 from jaxzero.run.agent import Agent
@@ -94,7 +95,14 @@ class GtpEngine:
     def clear_board(self) -> str:
         self.history = [self.env.init(jax.random.key(0))]
         self.inserted = [False]
+        self._forget_trees()
         return ""
+
+    def _forget_trees(self) -> None:
+        """Empty search trees (with ``reuse_tree``): a new game, or new rules (komi)."""
+        batch = jax.tree.map(lambda x: x[None], self.state)
+        reuse = self.player.reuses_tree
+        self.trees = self.player.empty_trees(batch, self.agent.params) if reuse else None
 
     def boardsize(self, text: str) -> str:
         if not _is_int(text):
@@ -116,12 +124,15 @@ class GtpEngine:
             env = Go(self.env.size, komi=komi, history=self.env.history)
             self.agent = self.agent.with_env(env)
             self.player = self.player.replace(env=env)
+            self._forget_trees()
         return ""
 
     def _step(self, action: int, inserted: bool = False) -> None:
         # state_from_moves steps under jit (env.step op by op took ~0.35 s a move on 6x6)
         self.history.append(self.env.state_from_moves([action], self.state))
         self.inserted.append(inserted)
+        if self.trees is not None:  # a tree whose root is not the next position is not used
+            self.trees = self.player.jitted_carry(self.trees, jnp.full((1,), action, jnp.int32))
 
     def _to_move(self, colour: int) -> None:
         """Make ``colour`` the player to move, passing for the other colour if needed."""
@@ -158,7 +169,13 @@ class GtpEngine:
         if float(value[0]) < self.resign_threshold:
             return "resign"
         self.key, k_act = jax.random.split(self.key)
-        action = int(self.player.jitted(self.agent.params, batch, k_act)[0])
+        if self.trees is None:
+            action = int(self.player.jitted(self.agent.params, batch, k_act)[0])
+        else:  # the search goes on from the tree of the moves so far (reuse_tree)
+            actions, self.trees = self.player.jitted_act(
+                self.agent.params, batch, self.trees, k_act
+            )
+            action = int(actions[0])
         self._step(action)
         return action_to_gtp(action, self.env.size)
 

@@ -90,9 +90,14 @@ class SearchPlayer(_Jitted):
         """Whether this player keeps its search trees between moves (``reuse_tree``)."""
         return self.config.reuse_tree
 
-    def empty_trees(self, states: State) -> search.mcts.Tree:
-        """Empty carried trees for ``states`` [G] (a new game's memory)."""
-        return search.empty_trees(states, self.num_simulations, self.env.num_actions)
+    def empty_trees(self, states: State, params: Any = None) -> search.mcts.Tree:
+        """Empty carried trees for ``states`` [G] (a new game's memory). Given ``params``,
+        they are placed as :meth:`act`'s grown trees will be (on the parameters' devices),
+        so that a caller's compiled ``act`` sees one input type from the first move on."""
+        trees = search.empty_trees(states, self.num_simulations, self.env.num_actions)
+        if params is None:
+            return trees
+        return jax.device_put(trees, jax.tree.leaves(params)[0].sharding)
 
     def act(self, params: Any, states: State, trees: Any, key: Array) -> tuple[Array, Any]:
         """The greedy move from a search grown from the carried ``trees`` [G] (used where
@@ -107,6 +112,16 @@ class SearchPlayer(_Jitted):
     def carry(self, trees: Any, actions: Array) -> Any:
         """The trees [G] after ``actions`` [G] are played from their roots."""
         return search.carry_tree(trees, actions, self.num_simulations)
+
+    @functools.cached_property
+    def jitted_act(self) -> Callable[[Any, State, Any, Array], tuple[Array, Any]]:
+        """:meth:`act` compiled, for a caller that keeps the trees between moves."""
+        return jax.jit(self.act)
+
+    @functools.cached_property
+    def jitted_carry(self) -> Callable[[Any, Array], Any]:
+        """:meth:`carry` compiled."""
+        return jax.jit(self.carry)
 
 
 @dataclasses.dataclass(frozen=True)

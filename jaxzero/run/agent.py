@@ -64,18 +64,23 @@ class Agent:
         return self._evaluate(self.params, states)
 
     def search_player(
-        self, num_simulations: int | None = None, search: str | None = None
+        self,
+        num_simulations: int | None = None,
+        search: str | None = None,
+        reuse_tree: bool | None = None,
     ) -> SearchPlayer:
-        """``agent.player`` with another simulation count or search kind (kept, so that
-        asking again reuses its compilation)."""
+        """``agent.player`` with another simulation count, search kind or tree reuse (kept,
+        so that asking again reuses its compilation)."""
         if search is not None and search not in SEARCH_KINDS:
             raise ValueError(f"unknown search {search!r}; choose gumbel or puct")
         sims = self.player.num_simulations if num_simulations is None else int(num_simulations)
         kind = self.player.config.kind if search is None else search
-        if (sims, kind) not in self._players:
-            config = dataclasses.replace(self.player.config, kind=kind)
-            self._players[sims, kind] = self.player.replace(config=config, num_simulations=sims)
-        return self._players[sims, kind]
+        reuse = self.player.config.reuse_tree if reuse_tree is None else bool(reuse_tree)
+        if (sims, kind, reuse) not in self._players:
+            config = dataclasses.replace(self.player.config, kind=kind, reuse_tree=reuse)
+            player = self.player.replace(config=config, num_simulations=sims)
+            self._players[sims, kind, reuse] = player
+        return self._players[sims, kind, reuse]
 
     def with_env(self, env: Env) -> Agent:
         """The same agent playing ``env`` (e.g. Go with another komi)."""
