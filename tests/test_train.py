@@ -198,7 +198,7 @@ def test_a_checkpoint_of_another_layout_is_not_resumed_but_still_plays(
     with Checkpointer(run) as checkpointer:
         state = checkpointer.restore(abstract, 4)[0]
         fewer = dict(state.selfplay.__dict__)
-        del fewer["root_value"]  # as saved before self-play kept root values
+        del fewer["root_value"], fewer["tree"]  # as saved before self-play kept root values
         older = {f: getattr(state, f) for f in state.__dataclass_fields__}
         older["selfplay"] = fewer
         checkpointer.save(6, older, json.loads((run / "config.json").read_text()))
@@ -224,7 +224,7 @@ def test_a_checkpoint_from_before_value_returns_resumes_exactly(tmp_path, straig
         state = checkpointer.restore(abstract, 4)[0]
         assert not np.asarray(state.selfplay.value_return).any()  # mid-game: nothing yet
         fewer = dict(state.selfplay.__dict__)
-        del fewer["value_return"]
+        del fewer["value_return"], fewer["tree"]  # as saved before either existed
         older = {f: getattr(state, f) for f in state.__dataclass_fields__}
         older["selfplay"] = fewer
         checkpointer.save(6, older, json.loads((run / "config.json").read_text()))

@@ -14,6 +14,7 @@ from test_mcts import _roots
 from jaxzero.core import mcts, search
 from jaxzero.core.config import SearchConfig
 from jaxzero.measure import match, opponents, players
+from jaxzero.run.checkpoint import Checkpointer
 
 SIMULATIONS = 24
 Tree = mctx.Tree
@@ -263,3 +264,20 @@ def _assert_legal(env, actions: np.ndarray, key) -> None:
         states = step(
             states, jnp.maximum(jnp.asarray(column), 0), jax.random.split(key, len(column))
         )
+
+
+def test_a_run_with_tree_reuse_saves_no_trees_and_resumes(tmp_path, trainers, train_run):
+    """The carried trees are a cache: checkpoints leave them out, and a resumed run's games
+    start their next searches from empty trees."""
+    config = tiny_config("tic_tac_toe", search__reuse_tree=True)
+    run = tmp_path / "run"
+    assert train_run(run, config, iterations=2).iterations == 2
+    abstract = jax.eval_shape(trainers(config).init, jax.random.key(0))
+    with Checkpointer(run) as checkpointer:
+        restored = checkpointer.restore(abstract, 2)[0]
+    trees = restored.selfplay.tree
+    assert trees.node_visits.shape[1] == search.tree_capacity(config.search.num_simulations)
+    assert (
+        not np.asarray(trees.node_visits).any() and (np.asarray(trees.children_index) == -1).all()
+    )
+    assert train_run(run, resume=True, iterations=4).iterations == 4

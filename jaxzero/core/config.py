@@ -111,7 +111,7 @@ class SearchConfig:
     # Games with hidden information (env.resample_hidden): search from a redealt state the
     # mover cannot tell apart from the true one, never the true state; False peeks (study).
     determinize: bool = True
-    # Tree reuse: after a move the chosen child's subtree (at most num_simulations nodes)
+    # Tree reuse: after a move the chosen child's subtree (at most num_simulations + 1 nodes)
     # is the next search's root, where it is the position reached (jaxzero.core.mcts).
     reuse_tree: bool = False
 

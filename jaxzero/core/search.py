@@ -89,8 +89,8 @@ def resample_roots(env: Env, states: State, key: Array) -> State:
 
 
 def tree_capacity(num_simulations: int) -> int:
-    """Nodes of a reusable tree for searches of ``num_simulations``: as many carried nodes
-    as one search adds, plus the search's own and the root."""
+    """Nodes of a reusable tree for searches of ``num_simulations``: the carried nodes (at
+    most S + 1: a search's own nodes and its root) and the S the next search adds."""
     return 2 * num_simulations + 1
 
 
@@ -109,7 +109,7 @@ def empty_trees(states: State, num_simulations: int, num_actions: int) -> mcts.T
 def carry_tree(tree: mcts.Tree, action: Array, num_simulations: int) -> mcts.Tree:
     """The tree to carry after ``action`` [B] is played from the root of ``tree``: the
     child's subtree, cut to the nodes the next search of ``num_simulations`` leaves room for."""
-    return mcts.subtree(tree, action, keep=tree.node_visits.shape[1] - num_simulations - 1)
+    return mcts.subtree(tree, action, keep=tree.node_visits.shape[1] - num_simulations)
 
 
 def same_states(a: State, b: State) -> Array:
@@ -171,6 +171,12 @@ def run_search(
     if num_simulations is None:
         num_simulations = config.num_simulations
     if tree is not None:
+        capacity = tree.node_visits.shape[1]
+        if capacity < tree_capacity(num_simulations):
+            raise ValueError(
+                f"a carried tree of {capacity} nodes has no room for {num_simulations} "
+                f"simulations; make it with empty_trees(states, {num_simulations}, ...)"
+            )
         root_state = jax.tree.map(lambda x: x[:, mcts.Tree.ROOT_INDEX], tree.embeddings)
         tree = mcts.cleared(tree, ~same_states(root_state, root.embedding))
     recurrent_fn = make_recurrent_fn(env, apply_fn)

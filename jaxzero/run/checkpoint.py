@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import orbax.checkpoint as ocp
 
-from jaxzero.core import sharding
+from jaxzero.core import mcts, sharding
 from jaxzero.run.files import FileProblem, check_writable, os_reason, write_atomic
 
 CHECKPOINT_DIR = "checkpoints"
@@ -44,6 +44,31 @@ CHECKSUMS = "checksums.sha256"
 # every game jaxzero trained before then paid only its outcome, on its last move, so a
 # game in progress had returned nothing yet: zeros are exact.
 ADDED_SELFPLAY_FIELDS = ("value_return",)
+# Self-play fields never saved: the carried search trees of tree reuse are a cache of the
+# last searches (B x (2S + 1) env states, more than the rest of a Go run's self-play), so
+# a resumed run's games start their next searches from empty trees, as after a new game.
+UNSAVED_SELFPLAY_FIELDS = ("tree",)
+
+
+def _saved_part(state: Any) -> Any:
+    """What of a training state a checkpoint holds: all but ``UNSAVED_SELFPLAY_FIELDS``."""
+    if not hasattr(state, "selfplay"):
+        return state
+    return state.replace(selfplay=_without_fields(state.selfplay, set(UNSAVED_SELFPLAY_FIELDS)))
+
+
+def _empty_trees_like(abstract: Any) -> Any:
+    """Empty carried trees shaped like ``abstract`` (None stays None: no tree reuse)."""
+    if abstract is None:
+        return None
+
+    def zeros(like: Any) -> Any:
+        if _is_key(like):
+            return jax.random.wrap_key_data(jnp.zeros(jax.random.key_data(like).shape, jnp.uint32))
+        return jnp.zeros(like.shape, like.dtype)
+
+    trees = jax.tree.map(zeros, abstract)
+    return mcts.cleared(trees, jnp.ones(trees.node_visits.shape[:1], bool))
 
 
 def _without_fields(node: Any, names: set[str]) -> Any:
@@ -173,7 +198,7 @@ class Checkpointer:
             self._manager.save(
                 step,
                 args=ocp.args.Composite(
-                    state=ocp.args.StandardSave(_to_storable(state)),
+                    state=ocp.args.StandardSave(_to_storable(_saved_part(state))),
                     config=ocp.args.JsonSave(config),
                 ),
                 force=True,
@@ -205,13 +230,12 @@ class Checkpointer:
     def restore(self, abstract_state: Any, step: int | None = None) -> tuple[Any, dict[str, Any]]:
         """Read checkpoint ``step`` (default: the latest) shaped like ``abstract_state``."""
         step = self._check_step(step)
-        difference = self._layout_difference(step, abstract_state)
-        stored = abstract_state  # the layout to read: this one, or the older it still takes
+        saved = _saved_part(abstract_state)  # the layout a checkpoint of this version holds
+        difference = self._layout_difference(step, saved)
+        stored = saved  # the layout to read: this one, or the older it still takes
         added = [n for n in ADDED_SELFPLAY_FIELDS if f"missing selfplay.{n}" in difference]
         if added and difference == ", ".join(f"missing selfplay.{n}" for n in sorted(added)):
-            stored = abstract_state.replace(
-                selfplay=_without_fields(abstract_state.selfplay, set(added))
-            )
+            stored = saved.replace(selfplay=_without_fields(saved.selfplay, set(added)))
             difference = ""
         if difference:
             raise CheckpointError(
@@ -234,12 +258,13 @@ class Checkpointer:
             config=ocp.args.JsonRestore(),
         )
         state = _from_storable(restored.state, stored)
-        if stored is not abstract_state:  # an older layout: the added fields as zeros
+        if stored is not abstract_state:  # the unsaved fields empty, an older layout's zeros
             old = state.selfplay
             fields = {f.name: getattr(old, f.name) for f in dataclasses.fields(old)}
             for name in added:
                 like = getattr(abstract_state.selfplay, name)
                 fields[name] = jnp.zeros(like.shape, like.dtype)
+            fields["tree"] = _empty_trees_like(abstract_state.selfplay.tree)
             state = state.replace(selfplay=type(abstract_state.selfplay)(**fields))
         return state, restored.config
 
