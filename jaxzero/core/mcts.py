@@ -459,7 +459,7 @@ def gumbel_policy(
         root_selection = functools.partial(mctx.gumbel_muzero_root_action_selection, **settings)
         extra_data = mctx.GumbelMuZeroExtraData(root_gumbel=gumbel)
     else:
-        carried = tree.children_visits[:, Tree.ROOT_INDEX] * (tree.node_visits[:, :1] > 0)
+        carried = tree.children_visits[:, Tree.ROOT_INDEX]  # 0 in an empty tree
         root_selection = functools.partial(gumbel_root_selection, **settings)
         extra_data = GumbelReuseData(root_gumbel=gumbel, carried_visits=carried)
     interior = functools.partial(
