@@ -1,4 +1,4 @@
-"""The ``jaxzero`` command line: train, play, eval, analyze, gtp, report.
+"""The ``jaxzero`` command line: train, play, eval, analyze, gtp, export, report.
 
 Errors a user can fix (unknown game or option, a run directory in the way, a damaged
 checkpoint) print one line saying what is wrong and how to fix it, and exit with 2.
@@ -52,6 +52,7 @@ app = typer.Typer(
 console = Console(stderr=True)
 
 DEFAULT_GAME = "connect_four"
+GTP_AGENT = "go_6x6"  # `jaxzero gtp` without --checkpoint: the shipped Go 6x6 agent
 
 
 @app.callback()
@@ -243,7 +244,11 @@ def _load(checkpoint: Path, settings: list[str] | None, game: str | None = None)
 def play(
     game: Annotated[str | None, typer.Argument(help="Game (default: the checkpoint's)")] = None,
     checkpoint: Annotated[
-        Path | None, typer.Option(help="Run directory or checkpoint [default: runs/GAME]")
+        Path | None,
+        typer.Option(
+            help="Run directory, checkpoint or agent folder [default: runs/GAME, else "
+            "the shipped agent of GAME]"
+        ),
     ] = None,
     human: Annotated[
         Literal["first", "second"], typer.Option(help="Play first or second")
@@ -264,11 +269,12 @@ def play(
     try:
         if game is not None:
             _check_game(game)
-        checkpoint = checkpoint or _default_run(game)
+        checkpoint = checkpoint or _default_agent(game)
         agent = _load(checkpoint, set_, game)
         player = agent.search_player(simulations, search)
     except (UsageError, CheckpointError, ValueError) as error:
         _fail(str(error))
+    _say_which(checkpoint, agent)
     for stream in (sys.stdin, sys.stdout):  # bytes the locale cannot decode: an invalid move
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
@@ -285,21 +291,42 @@ def play(
         _fail(str(error))
 
 
-def _default_run(game: str | None) -> Path:
+def _default_agent(game: str | None) -> Path:
+    """The agent ``jaxzero play GAME`` plays: the user's own ``runs/GAME`` if it exists,
+    else the one shipped in the package for GAME."""
+    from jaxzero.run.agent_files import shipped_agent
+
     if game is None:
         raise UsageError("say which agent to play: jaxzero play GAME, or --checkpoint RUN_DIR")
     run = Path("runs") / game
-    if not run.exists():
+    if run.exists():
+        return run
+    shipped = shipped_agent(game)
+    if shipped is None:
         raise UsageError(
-            f"no agent in {run}: train one with `jaxzero train {game}`, "
-            "or pass --checkpoint RUN_DIR"
+            f"no agent in {run} and none shipped for {game}: train one with "
+            f"`jaxzero train {game}`, or pass --checkpoint RUN_DIR"
         )
-    return run
+    return shipped
+
+
+def _say_which(checkpoint: Path, agent) -> None:
+    """One line on stderr naming the agent a command plays with."""
+    from jaxzero.run.agent import describe
+
+    console.print(
+        f"agent: {describe(checkpoint)}, iteration {agent.iteration}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @app.command()
 def gtp(
-    checkpoint: Annotated[Path, typer.Option(help="Run directory or checkpoint of a Go agent")],
+    checkpoint: Annotated[
+        Path,
+        typer.Option(help="Run directory, checkpoint or agent folder of a Go agent"),
+    ] = Path(GTP_AGENT),
     simulations: Annotated[
         int | None, typer.Option(min=1, help="Search simulations per move")
     ] = None,
@@ -315,15 +342,42 @@ def gtp(
     from jaxzero.run.checkpoint import CheckpointError
 
     try:
+        agent = _load(checkpoint, set_)
         engine = GtpEngine(
-            _load(checkpoint, set_),
-            num_simulations=simulations,
-            search=search,
-            resign_threshold=resign,
+            agent, num_simulations=simulations, search=search, resign_threshold=resign
         )
     except (CheckpointError, ValueError) as error:
         _fail(str(error))
+    _say_which(checkpoint, agent)  # stderr: stdout speaks only GTP
     engine.serve(sys.stdin, sys.stdout)
+
+
+@app.command()
+def export(
+    checkpoint: Annotated[
+        Path, typer.Argument(help="Run directory (latest checkpoint) or RUN/checkpoints/N")
+    ],
+    out: Annotated[Path, typer.Option(help="New folder to write the agent into")],
+) -> None:
+    """Write a run's playing network as a small agent folder: config, parameters and a
+    model card. `jaxzero play/eval/analyze/gtp --checkpoint FOLDER` and
+    `jaxzero.load_agent(FOLDER)` read it."""
+    from jaxzero.run.agent import export_agent
+    from jaxzero.run.checkpoint import CheckpointError
+
+    try:
+        agent = export_agent(checkpoint, out)
+    except FileExistsError:
+        _fail(f"{out} already exists: pick a new --out folder (nothing was written)")
+    except (CheckpointError, ValueError) as error:
+        _fail(str(error))
+    size = sum(f.stat().st_size for f in out.iterdir())
+    console.print(
+        f"exported {checkpoint} (iteration {agent.iteration}) into {out}: {size / 1e3:.0f} kB; "
+        f"its model card is {out / 'MODEL_CARD.md'}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @app.command()
@@ -344,7 +398,8 @@ def eval_(
         list[Path],
         typer.Argument(
             metavar="RUN_OR_CKPT",
-            help="Run directories (all their checkpoints) or checkpoints RUN/checkpoints/N",
+            help="Run directories (all their checkpoints), checkpoints RUN/checkpoints/N, "
+            "agent folders, or games with a shipped agent (connect_four)",
         ),
     ],
     opponents: Annotated[
@@ -369,8 +424,9 @@ def eval_(
     A single-player game (pgx/2048) has no opponent: each checkpoint's mean score over
     --games games is printed beside random and greedy play's, from the same starts.
 
-    Writes RUN/elo.json into each run directory, which `jaxzero report` plots; an earlier
-    RUN/elo.json is renamed RUN/elo-DATE-TIME.json first, never overwritten.
+    Writes RUN/elo.json into each run directory (not into agent folders), which
+    `jaxzero report` plots; an earlier RUN/elo.json is renamed RUN/elo-DATE-TIME.json
+    first, never overwritten.
 
     Go: --sgf DIR also writes every game there as SGF (A_vs_B_001.sgf, ...) for Sabaki."""
     from jaxzero.measure.round_robin import RoundRobinError
@@ -439,8 +495,8 @@ def _round_robin(loaded, opponents, games, simulations, seed, sgf, written):
         raise UsageError(f"--games must be an even number >= 2, got {games}")
     if simulations is not None and simulations < 1:
         raise UsageError(f"--simulations must be >= 1, got {simulations}")
-    for run in dict.fromkeys(run for _, _, run in loaded):  # before hours of games
-        check_writable(run, "the ratings (elo.json)")
+    for run in dict.fromkeys(run for _, _, run in loaded if run is not None):
+        check_writable(run, "the ratings (elo.json)")  # before hours of games
     env = loaded[0][1].env
     on_games = None if sgf is None else _sgf_writer(env, sgf, written)
     entrants = [
@@ -492,7 +548,10 @@ def analyze(
     ] = None,
     checkpoint: Annotated[
         Path | None,
-        typer.Option(help="Run directory or checkpoint [default: runs/GAME, else untrained]"),
+        typer.Option(
+            help="Run directory, checkpoint or agent folder [default: runs/GAME, else the "
+            "shipped agent of GAME, else untrained]"
+        ),
     ] = None,
     simulations: Annotated[
         int | None,
@@ -545,18 +604,21 @@ def _analysis_agent(game, moves, sgf, checkpoint, settings, seed):
     from jaxzero import analysis
     from jaxzero.core import config as config_lib
     from jaxzero.core import presets
-    from jaxzero.run.agent import untrained_agent
+    from jaxzero.run.agent import describe, untrained_agent
 
     _check_game(game)
     if sgf is not None:
         if moves:
             raise UsageError("give --moves or --sgf, not both")
         analysis.position_from_sgf(envs.make(game), sgf)
-    if checkpoint is None and (Path("runs") / game).exists():
-        checkpoint = Path("runs") / game
+    if checkpoint is None:
+        try:
+            checkpoint = _default_agent(game)
+        except UsageError:
+            pass  # nothing trained or shipped: an untrained network
     if checkpoint is not None:
         agent = _load(checkpoint, settings, game)
-        return agent, f"{checkpoint} (iteration {agent.iteration})"
+        return agent, f"{describe(checkpoint)} (iteration {agent.iteration})"
     config = presets.PRESETS.get(game, config_lib.Config(game=game))
     source = "an untrained network (pass --checkpoint RUN for a trained one)"
     return untrained_agent(config, jax.random.key(seed)), source

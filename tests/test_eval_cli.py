@@ -4,6 +4,7 @@ import json
 import re
 
 import jax
+import numpy as np
 import pytest
 from conftest import tiny_config
 from typer.testing import CliRunner
@@ -11,7 +12,8 @@ from typer.testing import CliRunner
 from jaxzero.cli import app
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.loop import make_trainer
-from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.agent import export_agent, load_agent
+from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 from jaxzero.run.driver import prepare_run_dir
 from jaxzero.run.report import write_report
 
@@ -101,7 +103,7 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
         (["play", "pgx/kuhn_poker"], "pgx/kuhn_poker has hidden information: a search"),
         (["analyze", "pgx/minatar-breakout"], "pgx/minatar-breakout is a MinAtar game"),
         (["train", "pgx/no_such_game"], "pgx has no game 'no_such_game'"),
-        (["play", "connect_four"], "no agent in runs/connect_four: train one with `jaxzero train"),
+        (["play", "go_9x9"], "no agent in runs/go_9x9 and none shipped for go_9x9: train one"),
         (
             ["play", "star_duel", "--checkpoint", "{run}"],
             "holds a tic_tac_toe agent, not star_duel",
@@ -177,3 +179,54 @@ def test_moves_with_spaces_are_separated_by_commas_or_read_word_by_word():
     jax.tree.map(lambda a, b: jax.numpy.array_equal(a, b) or pytest.fail("differ"), spaced, commas)
     with pytest.raises(ValueError, match="move 2: 'scrap everything' is not a move"):
         position_from_moves(envs.make("star_duel_short"), "play scout, scrap everything")
+
+
+def test_export_writes_an_agent_folder_that_plays_like_its_run(run, tmp_path):
+    folder = tmp_path / "agent"
+    result = runner.invoke(app, ["export", f"{run}/checkpoints/10", "--out", str(folder)])
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["MODEL_CARD.md", "agent.json", "config.json", "params.msgpack"]
+    facts = json.loads((folder / "agent.json").read_text())
+    assert facts["format"] == 1 and facts["game"] == "tic_tac_toe" and facts["iteration"] == 10
+    assert facts["source"] == f"{run}/checkpoints/10"
+    assert "iteration 10" in (folder / "MODEL_CARD.md").read_text()
+
+    original, exported = load_agent(run, step=10), load_agent(folder)
+    assert exported.config == original.config and exported.iteration == 10
+    pairs = zip(jax.tree.leaves(original.params), jax.tree.leaves(exported.params), strict=True)
+    for x, y in pairs:
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    states = jax.vmap(original.env.init)(jax.random.split(jax.random.key(0), 4))
+    key = jax.random.key(1)
+    np.testing.assert_array_equal(original.act(states, key, 4), exported.act(states, key, 4))
+
+    # eval rates it (as FOLDER@ITERATION) and writes no ratings into the agent folder
+    result = runner.invoke(app, ["eval", str(folder), "--games", "2", "--simulations", "4"])
+    assert result.exit_code == 0, result.output
+    assert "agent@10" in result.stdout and not (folder / "elo.json").exists()
+
+    again = runner.invoke(app, ["export", str(run), "--out", str(folder)])
+    assert "already exists" in _error_line(again)
+    assert json.loads((folder / "agent.json").read_text()) == facts  # nothing changed
+
+
+def test_a_wrong_or_damaged_agent_folder_is_explained(run, tmp_path):
+    folder = tmp_path / "agent"
+    export_agent(run, folder)
+    with pytest.raises(CheckpointError, match="drop the step"):
+        load_agent(folder, step=10)
+    with pytest.raises(CheckpointError, match="is an agent folder already"):
+        export_agent(folder, tmp_path / "copy")
+
+    config = json.loads((folder / "config.json").read_text())
+    config["network"]["hidden_size"] *= 2
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match="does not fit the network"):
+        load_agent(folder)
+    (folder / "params.msgpack").write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match="params.msgpack is unreadable"):
+        load_agent(folder)
+    (folder / "agent.json").write_text(json.dumps({"format": 99, "iteration": 1}))
+    line = _error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
+    assert "format 99" in line and "upgrade jaxzero" in line

@@ -2,6 +2,8 @@
 
     agent = jaxzero.load_agent("runs/connect_four")        # a run directory
     agent = jaxzero.load_agent("runs/connect_four/checkpoints/300")   # one checkpoint
+    agent = jaxzero.load_agent("connect_four")    # the agent shipped in the package
+    export_agent("runs/connect_four", Path("c4_agent"))   # a folder of < 1 MB that plays
     logits, value = agent.evaluate(states)                 # [B, A] masked, [B]
     actions = agent.act(states, key, num_simulations=64, search="puct")   # int32 [B]
 
@@ -30,6 +32,7 @@ from jaxzero.core.config import Config, apply_overrides, config_from_dict, parse
 from jaxzero.core.loop import make_trainer
 from jaxzero.core.networks import ApplyFn
 from jaxzero.measure.players import SearchPlayer, evaluation_player
+from jaxzero.run import agent_files
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 
 Array = jax.Array
@@ -149,38 +152,91 @@ def load_agent(
     search: Mapping[str, Any] | None = None,
     like: Sequence[Agent] = (),
 ) -> Agent:
-    """The agent of a run directory (latest checkpoint) or of one checkpoint directory.
+    """The agent of a run directory (latest checkpoint), of one checkpoint directory, of an
+    agent folder (``jaxzero export``), or shipped for a game (``load_agent("connect_four")``:
+    a name that is not a path).
 
     ``search`` changes how it plays, not what it learned: ``search.*`` and
     ``evaluation.*`` keys such as ``{"evaluation.average_symmetries": "true",
     "evaluation.simulations": 800}``. ``like``: agents loaded before; this one shares the
     network and player of the first that plays alike (same game, network, search and
     evaluation settings), so that their matches compile once."""
-    path = Path(path)
-    if not path.exists():
-        raise CheckpointError(f"{path} does not exist; pass the --out directory of a run")
-    run_dir, found_step = locate(path)
-    step = found_step if step is None else step
-    config = apply_overrides(read_config(run_dir), search_settings(search or {}))
-    # One device whatever mesh the run trained on (orbax reshards the restored arrays).
-    trainer = make_trainer(dataclasses.replace(config, num_devices=1))
-    abstract = jax.eval_shape(trainer.init, jax.random.key(0))
-    with Checkpointer(run_dir, read_only=True) as checkpointer:
-        state = checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
+    path = agent_files.find_agent(path)
+    if agent_files.is_agent_folder(path):
+        if step is not None:
+            raise CheckpointError(f"{path} is an exported agent, one network: drop the step")
+        iteration = int(agent_files.read_facts(path)["iteration"])
+        config = apply_overrides(read_config(path), search_settings(search or {}))
+        env = envs.make(config.game)
+        network = networks.make_network(config.network, env)
+        template = networks.init_params(network, env, jax.random.key(0))
+        params = agent_files.read_params(path, template)
+        apply_fn = networks.make_apply_fn(network)
+    else:
+        run_dir, found_step = locate(path)
+        config = apply_overrides(read_config(run_dir), search_settings(search or {}))
+        # One device whatever mesh the run trained on (orbax reshards the restored arrays).
+        trainer = make_trainer(dataclasses.replace(config, num_devices=1))
+        abstract = jax.eval_shape(trainer.init, jax.random.key(0))
+        with Checkpointer(run_dir, read_only=True) as checkpointer:
+            step = found_step if step is None else step
+            state = checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
+        # the playing network (the learner unless gated)
+        params, iteration = state["best_params"], int(state["iteration"])
+        env, apply_fn = trainer.env, trainer.apply_fn
     twin = next((agent for agent in like if _plays_alike(agent.config, config)), None)
     if twin is not None:
-        env, network, player = twin.env, twin.network, twin.player
+        env, apply_fn, player = twin.env, twin.network, twin.player
     else:
-        env, network = trainer.env, trainer.apply_fn
-        player = evaluation_player(config, env, network)
-    return Agent(
-        config=config,
-        env=env,
-        params=state["best_params"],  # the playing network (the learner unless gated)
-        network=network,
-        player=player,
-        iteration=int(state["iteration"]),
-    )
+        player = evaluation_player(config, env, apply_fn)
+    return Agent(config, env, params, apply_fn, player, iteration)
+
+
+def describe(path: str | Path) -> str:
+    """Where an agent comes from, for a user: the path, or "the shipped GAME agent"."""
+    found = agent_files.find_agent(path)
+    if found.parent == agent_files.shipped_root():
+        return f"the shipped {found.name} agent (see {found / agent_files.CARD_FILE})"
+    return str(path)
+
+
+def export_agent(path: str | Path, out: Path, *, step: int | None = None) -> Agent:
+    """Write the agent of a run (or checkpoint) into the new folder ``out`` as an agent
+    folder (:mod:`jaxzero.run.agent_files`): its config, playing network and a model card
+    of what is known about its training. FileExistsError if ``out`` holds anything."""
+    if agent_files.is_agent_folder(agent_files.find_agent(path)):
+        raise CheckpointError(f"{path} is an agent folder already: copy it instead")
+    agent = load_agent(path, step=step)
+    run_dir, _ = locate(Path(path))
+    progress = _progress_at(run_dir, agent.iteration)
+    facts = {
+        "game": agent.config.game,
+        "iteration": agent.iteration,
+        "positions": int(progress.get("positions_written", 0)) or None,
+        "seconds": round(progress["elapsed"]) if "elapsed" in progress else None,
+        "parameters": sum(int(x.size) for x in jax.tree.leaves(agent.params)),
+        "source": f"{run_dir}/{CHECKPOINT_DIR}/{agent.iteration}",
+    }
+    card = agent_files.model_card(agent.config, facts)
+    agent_files.write_agent(out, agent.config, agent.params, facts, card)
+    return agent
+
+
+def _progress_at(run_dir: Path, iteration: int) -> dict[str, float]:
+    """The last line of the run's metrics.jsonl at or before ``iteration`` ({} if none)."""
+    found: dict[str, float] = {}
+    try:
+        lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash
+        if row.get("iteration", iteration + 1) <= iteration:
+            found = row
+    return found
 
 
 def untrained_agent(config: Config, key: Array) -> Agent:
@@ -206,16 +262,18 @@ def checkpoint_steps(run_dir: Path) -> list[int]:
     return sorted(int(p.name) for p in folder.iterdir() if p.is_dir() and p.name.isdigit())
 
 
-def find_checkpoints(paths: Sequence[Path], every: int = 1) -> list[tuple[Path, int]]:
+def find_checkpoints(paths: Sequence[Path], every: int = 1) -> list[tuple[Path, int | None]]:
     """(run directory, checkpoint step) for each path: a run directory gives every
     ``every``-th of its checkpoints counted back from the latest (always included); a
-    checkpoint directory ``RUN/checkpoints/N`` gives itself. Duplicates are dropped."""
+    checkpoint directory ``RUN/checkpoints/N`` gives itself; an agent folder (exported or
+    shipped, by game name) gives (folder, None). Duplicates are dropped."""
     if every < 1:
         raise CheckpointError(f"--every must be >= 1, got {every}")
     found: list[tuple[Path, int]] = []
-    for path in map(Path, paths):
-        if not path.exists():
-            raise CheckpointError(f"{path} does not exist; pass run directories or checkpoints")
+    for path in map(agent_files.find_agent, paths):
+        if agent_files.is_agent_folder(path):
+            found.append((path, None))  # an exported or shipped agent: one network
+            continue
         run_dir, step = locate(path)
         if step is not None:
             found.append((run_dir, step))
@@ -235,9 +293,10 @@ def find_checkpoints(paths: Sequence[Path], every: int = 1) -> list[tuple[Path, 
 
 def load_agents(
     paths: Sequence[Path], *, every: int = 1, search: Mapping[str, Any] | None = None
-) -> list[tuple[str, Agent, Path]]:
+) -> list[tuple[str, Agent, Path | None]]:
     """(name ``RUN@STEP``, agent, run directory) of every checkpoint :func:`find_checkpoints`
-    finds; agents that play alike share one network and player. All must play one game."""
+    finds; agents that play alike share one network and player. All must play one game.
+    An agent folder (exported or shipped) has no run directory: None."""
     found = find_checkpoints(paths, every)
     agents: list[Agent] = []
     for run_dir, step in found:
@@ -249,7 +308,9 @@ def load_agents(
         )
     if not games:
         raise CheckpointError("give at least one run directory or checkpoint to rate")
-    short = [f"{run.name}@{step}" for run, step in found]
+    steps = [agent.iteration for agent in agents]
+    short = [f"{run.name}@{step}" for (run, _), step in zip(found, steps, strict=True)]
     if len(set(short)) < len(short):
-        short = [f"{run}@{step}" for run, step in found]
-    return [(name, a, run) for name, a, (run, _) in zip(short, agents, found, strict=True)]
+        short = [f"{run}@{step}" for (run, _), step in zip(found, steps, strict=True)]
+    runs = [None if agent_files.is_agent_folder(run) else run for run, _ in found]
+    return list(zip(short, agents, runs, strict=True))
