@@ -1,7 +1,8 @@
 """jaxzero: AlphaZero machinery over the `envs` API.
 
     import jaxzero
-    agent = jaxzero.load_agent("runs/connect_four")
+    agent = jaxzero.load_agent("connect_four")        # the agent shipped in the package
+    agent = jaxzero.load_agent("runs/connect_four")   # or one you trained
     trainer = jaxzero.make_trainer(jaxzero.get_preset("tic_tac_toe"))
 
 Names are imported on first use, so ``import jaxzero`` (and the CLI's start-up) stays cheap.

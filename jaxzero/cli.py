@@ -312,10 +312,10 @@ def _default_agent(game: str | None) -> Path:
 
 def _say_which(checkpoint: Path, agent) -> None:
     """One line on stderr naming the agent a command plays with."""
-    from jaxzero.run.agent import describe
+    from jaxzero.run.agent_files import describe, find_agent
 
     console.print(
-        f"agent: {describe(checkpoint)}, iteration {agent.iteration}",
+        f"agent: {describe(find_agent(checkpoint))}, iteration {agent.iteration}",
         highlight=False,
         soft_wrap=True,
     )
@@ -324,9 +324,12 @@ def _say_which(checkpoint: Path, agent) -> None:
 @app.command()
 def gtp(
     checkpoint: Annotated[
-        Path,
-        typer.Option(help="Run directory, checkpoint or agent folder of a Go agent"),
-    ] = Path(GTP_AGENT),
+        Path | None,
+        typer.Option(
+            help="Run directory, checkpoint or agent folder of a Go agent [default: "
+            f"runs/{GTP_AGENT}, else the shipped {GTP_AGENT} agent]"
+        ),
+    ] = None,
     simulations: Annotated[
         int | None, typer.Option(min=1, help="Search simulations per move")
     ] = None,
@@ -342,11 +345,12 @@ def gtp(
     from jaxzero.run.checkpoint import CheckpointError
 
     try:
+        checkpoint = checkpoint or _default_agent(GTP_AGENT)
         agent = _load(checkpoint, set_)
         engine = GtpEngine(
             agent, num_simulations=simulations, search=search, resign_threshold=resign
         )
-    except (CheckpointError, ValueError) as error:
+    except (UsageError, CheckpointError, ValueError) as error:
         _fail(str(error))
     _say_which(checkpoint, agent)  # stderr: stdout speaks only GTP
     engine.serve(sys.stdin, sys.stdout)
@@ -604,21 +608,19 @@ def _analysis_agent(game, moves, sgf, checkpoint, settings, seed):
     from jaxzero import analysis
     from jaxzero.core import config as config_lib
     from jaxzero.core import presets
-    from jaxzero.run.agent import describe, untrained_agent
+    from jaxzero.run.agent import untrained_agent
+    from jaxzero.run.agent_files import describe, find_agent, shipped_agent
 
     _check_game(game)
     if sgf is not None:
         if moves:
             raise UsageError("give --moves or --sgf, not both")
         analysis.position_from_sgf(envs.make(game), sgf)
-    if checkpoint is None:
-        try:
-            checkpoint = _default_agent(game)
-        except UsageError:
-            pass  # nothing trained or shipped: an untrained network
+    if checkpoint is None and ((Path("runs") / game).exists() or shipped_agent(game)):
+        checkpoint = _default_agent(game)
     if checkpoint is not None:
         agent = _load(checkpoint, settings, game)
-        return agent, f"{describe(checkpoint)} (iteration {agent.iteration})"
+        return agent, f"{describe(find_agent(checkpoint))} (iteration {agent.iteration})"
     config = presets.PRESETS.get(game, config_lib.Config(game=game))
     source = "an untrained network (pass --checkpoint RUN for a trained one)"
     return untrained_agent(config, jax.random.key(seed)), source

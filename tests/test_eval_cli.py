@@ -218,6 +218,8 @@ def test_a_wrong_or_damaged_agent_folder_is_explained(run, tmp_path):
         load_agent(folder, step=10)
     with pytest.raises(CheckpointError, match="is an agent folder already"):
         export_agent(folder, tmp_path / "copy")
+    with pytest.raises(CheckpointError, match="does not exist; give a run directory"):
+        load_agent(tmp_path / "tic_tac_toe")  # a path, not a game's name: no shipped agent
 
     config = json.loads((folder / "config.json").read_text())
     config["network"]["hidden_size"] *= 2

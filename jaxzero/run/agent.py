@@ -162,28 +162,13 @@ def load_agent(
     network and player of the first that plays alike (same game, network, search and
     evaluation settings), so that their matches compile once."""
     path = agent_files.find_agent(path)
+    settings = search_settings(search or {})
     if agent_files.is_agent_folder(path):
         if step is not None:
             raise CheckpointError(f"{path} is an exported agent, one network: drop the step")
-        iteration = int(agent_files.read_facts(path)["iteration"])
-        config = apply_overrides(read_config(path), search_settings(search or {}))
-        env = envs.make(config.game)
-        network = networks.make_network(config.network, env)
-        template = networks.init_params(network, env, jax.random.key(0))
-        params = agent_files.read_params(path, template)
-        apply_fn = networks.make_apply_fn(network)
+        config, env, apply_fn, params, iteration = _from_agent_folder(path, settings)
     else:
-        run_dir, found_step = locate(path)
-        config = apply_overrides(read_config(run_dir), search_settings(search or {}))
-        # One device whatever mesh the run trained on (orbax reshards the restored arrays).
-        trainer = make_trainer(dataclasses.replace(config, num_devices=1))
-        abstract = jax.eval_shape(trainer.init, jax.random.key(0))
-        with Checkpointer(run_dir, read_only=True) as checkpointer:
-            step = found_step if step is None else step
-            state = checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
-        # the playing network (the learner unless gated)
-        params, iteration = state["best_params"], int(state["iteration"])
-        env, apply_fn = trainer.env, trainer.apply_fn
+        config, env, apply_fn, params, iteration = _from_checkpoint(path, step, settings)
     twin = next((agent for agent in like if _plays_alike(agent.config, config)), None)
     if twin is not None:
         env, apply_fn, player = twin.env, twin.network, twin.player
@@ -192,22 +177,49 @@ def load_agent(
     return Agent(config, env, params, apply_fn, player, iteration)
 
 
-def describe(path: str | Path) -> str:
-    """Where an agent comes from, for a user: the path, or "the shipped GAME agent"."""
-    found = agent_files.find_agent(path)
-    if found.parent == agent_files.shipped_root():
-        return f"the shipped {found.name} agent (see {found / agent_files.CARD_FILE})"
-    return str(path)
+def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any]):
+    """(config, env, apply_fn, params, iteration) of a run's checkpoint (the latest if
+    neither ``path`` nor ``step`` names one)."""
+    run_dir, found_step = locate(path)
+    config = apply_overrides(read_config(run_dir), settings)
+    # One device whatever mesh the run trained on (orbax reshards the restored arrays).
+    trainer = make_trainer(dataclasses.replace(config, num_devices=1))
+    abstract = jax.eval_shape(trainer.init, jax.random.key(0))
+    with Checkpointer(run_dir, read_only=True) as checkpointer:
+        step = found_step if step is None else step
+        state = checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
+    # the playing network: the learner's, unless a gate kept an earlier best
+    params, iteration = state["best_params"], int(state["iteration"])
+    return config, trainer.env, trainer.apply_fn, params, iteration
+
+
+def _from_agent_folder(folder: Path, settings: Mapping[str, Any]):
+    """(config, env, apply_fn, params, iteration) of an exported or shipped agent."""
+    facts = agent_files.read_facts(folder)
+    config = apply_overrides(read_config(folder), settings)
+    if facts["game"] != config.game:
+        raise CheckpointError(
+            f"{folder}: agent.json says {facts['game']}, config.json {config.game}; "
+            "the files come from different agents: export the agent again"
+        )
+    env = envs.make(config.game)
+    network = networks.make_network(config.network, env)
+    template = jax.eval_shape(
+        lambda key: networks.init_params(network, env, key), jax.random.key(0)
+    )
+    params = agent_files.read_params(folder, template)
+    return config, env, networks.make_apply_fn(network), params, int(facts["iteration"])
 
 
 def export_agent(path: str | Path, out: Path, *, step: int | None = None) -> Agent:
     """Write the agent of a run (or checkpoint) into the new folder ``out`` as an agent
     folder (:mod:`jaxzero.run.agent_files`): its config, playing network and a model card
     of what is known about its training. FileExistsError if ``out`` holds anything."""
-    if agent_files.is_agent_folder(agent_files.find_agent(path)):
+    path = agent_files.find_agent(path)
+    if agent_files.is_agent_folder(path):
         raise CheckpointError(f"{path} is an agent folder already: copy it instead")
     agent = load_agent(path, step=step)
-    run_dir, _ = locate(Path(path))
+    run_dir, _ = locate(path)
     progress = _progress_at(run_dir, agent.iteration)
     facts = {
         "game": agent.config.game,
@@ -215,6 +227,7 @@ def export_agent(path: str | Path, out: Path, *, step: int | None = None) -> Age
         "positions": int(progress.get("positions_written", 0)) or None,
         "seconds": round(progress["elapsed"]) if "elapsed" in progress else None,
         "parameters": sum(int(x.size) for x in jax.tree.leaves(agent.params)),
+        "network": type(networks.make_network(agent.config.network, agent.env)).__name__,
         "source": f"{run_dir}/{CHECKPOINT_DIR}/{agent.iteration}",
     }
     card = agent_files.model_card(agent.config, facts)

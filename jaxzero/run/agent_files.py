@@ -1,6 +1,6 @@
 """A trained agent as a small folder of its own, and the agents shipped inside the package.
 
-    write_agent(Path("my_agent"), config, params, facts)   # config.json, params.msgpack, ...
+    write_agent(Path("my_agent"), config, params, facts, card)   # all of it, or nothing
     find_agent("connect_four")     # a path that exists, else the shipped agent of that game
     shipped_games()                # ["connect_four", "go_6x6", "star_duel_short", ...]
 
@@ -9,7 +9,8 @@ buffer, games in progress: tens of MB). An agent folder holds only what plays:
 
     config.json       the run's config (network and search settings)
     params.msgpack    the playing network's variables (flax.serialization, float32)
-    agent.json        {"format": 1, "game", "iteration", "positions", "seconds", "source"}
+    agent.json        {"format": 1, "game", "iteration", "positions", "seconds",
+                       "parameters", "network", "source"}
     MODEL_CARD.md     what it is, how it was trained, how strong it is and how that was measured
 
 ``jaxzero export RUN --out DIR`` writes one; ``jaxzero.load_agent(DIR)`` and every command
@@ -52,7 +53,8 @@ def shipped_games() -> list[str]:
     root = shipped_root()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if is_agent_folder(p))
+    found = [p for p in root.iterdir() if is_agent_folder(p)]
+    return sorted(p.name for p in found if not p.name.startswith("."))  # not a partial export
 
 
 def shipped_agent(game: str) -> Path | None:
@@ -66,32 +68,46 @@ def is_agent_folder(path: Path) -> bool:
 
 
 def find_agent(path: str | Path) -> Path:
-    """``path`` itself when it exists; else, when it names a game with a shipped agent,
-    that agent's folder; CheckpointError otherwise."""
+    """``path`` itself when it exists; else, when it is a bare name (no folder in it) of a
+    game with a shipped agent, that agent's folder; CheckpointError otherwise."""
+    text = str(path)
     path = Path(path)
     if path.exists():
         return path
-    shipped = shipped_agent(str(path))
+    shipped = None if os.sep in text else shipped_agent(text)
     if shipped is not None:
         return shipped
     names = ", ".join(shipped_games()) or "none in this install"
     raise CheckpointError(
-        f"{path} does not exist; pass the --out directory of a run, a folder written by "
-        f"`jaxzero export`, or a game with a shipped agent ({names})"
+        f"{path} does not exist; give a run directory (or RUN/checkpoints/N), an agent "
+        f"folder written by `jaxzero export`, or a game with a shipped agent ({names})"
     )
+
+
+def describe(path: Path) -> str:
+    """Where the agent of ``path`` (as :func:`find_agent` found it) comes from, for a
+    user: "the shipped GAME agent (see its card)", else the path."""
+    if path.resolve().parent == shipped_root().resolve():
+        return f"the shipped {path.name} agent (model card: {path / CARD_FILE})"
+    return str(path)
 
 
 def read_facts(folder: Path) -> dict[str, Any]:
     """``agent.json`` of an agent folder, checked to be a format this jaxzero reads."""
+    path = folder / AGENT_FILE
     try:
-        facts = json.loads((folder / AGENT_FILE).read_text())
+        facts = json.loads(path.read_text())
     except (OSError, ValueError) as error:
-        raise CheckpointError(f"{folder / AGENT_FILE} is unreadable ({error})") from None
-    if facts.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is unreadable ({error}); export the agent again") from None
+    if not isinstance(facts, dict) or facts.get("format") != FORMAT:
+        found = facts.get("format") if isinstance(facts, dict) else None
         raise CheckpointError(
-            f"{folder / AGENT_FILE} has format {facts.get('format')!r}, this jaxzero reads "
-            f"format {FORMAT}: upgrade jaxzero or export the agent again"
+            f"{path} has format {found!r}, this jaxzero reads format {FORMAT}: upgrade "
+            "jaxzero or export the agent again"
         )
+    missing = [key for key in ("game", "iteration") if key not in facts]
+    if missing:
+        raise CheckpointError(f"{path} lacks {', '.join(missing)}; export the agent again")
     return facts
 
 
@@ -108,13 +124,13 @@ def read_params(folder: Path, template: Any) -> Any:
             f"{path} does not fit the network of {folder / CONFIG_FILE} (different layers "
             "or shapes); the two files come from different agents: export the agent again"
         )
-    return serialization.from_state_dict(template, stored)
+    return jax.tree.map(jax.numpy.asarray, serialization.from_state_dict(template, stored))
 
 
 def _shapes(tree: Any) -> dict[str, tuple[int, ...]]:
     """Each leaf's path and shape: what a network's variables must match."""
     leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
-    return {jax.tree_util.keystr(path): np.shape(leaf) for path, leaf in leaves}
+    return {jax.tree_util.keystr(path): tuple(leaf.shape) for path, leaf in leaves}
 
 
 def write_agent(
@@ -122,6 +138,7 @@ def write_agent(
 ) -> None:
     """Write an agent folder at ``folder``, which must not exist yet (or be empty): all of
     it or none (written beside it, then renamed). FileExistsError if it holds anything."""
+    folder = folder.absolute()  # (`--out .` has no name to put a partial folder beside)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise FileExistsError(f"{folder} already exists")
     partial = folder.with_name(f".{folder.name}.partial-{os.getpid()}")
@@ -147,7 +164,7 @@ def write_agent(
 def model_card(config: Config, facts: Mapping[str, Any]) -> str:
     """The facts an export knows, as a model card; its strength is measured afterwards."""
     net = config.network
-    if net.kind == "resnet":
+    if facts.get("network") == "ResNet":
         shape = f"ResNet of {net.num_blocks} blocks x {net.channels} channels"
     else:
         shape = f"MLP of {net.num_layers} layers x {net.hidden_size}"

@@ -25,7 +25,7 @@ def elo_rows(table: RoundRobin, run_dir: Path) -> list[dict[str, float]]:
     """Rows keyed by iteration for one run: its checkpoint's Elo and 95% interval, and
     every fixed opponent's Elo (constant reference lines)."""
     ratings = table.ratings
-    fixed = {e.name: ratings[e.name] for e in table.entrants if e.run_dir is None}
+    fixed = {e.name: ratings[e.name] for e in table.entrants if e.fixed}
     rows = []
     mine = [e for e in table.entrants if e.run_dir is not None and e.run_dir == run_dir]
     for entrant in sorted(mine, key=lambda e: e.iteration):
