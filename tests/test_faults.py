@@ -336,7 +336,7 @@ def test_eval_keeps_the_previous_ratings_when_the_new_cannot_be_written(tmp_path
     run.mkdir()
     (run / "elo.json").write_text('{"rows": []}')
     table = types.SimpleNamespace(
-        entrants=[types.SimpleNamespace(run_dir=run, name="a", iteration=1)],
+        entrants=[types.SimpleNamespace(run_dir=run, name="a", iteration=1, fixed=False)],
         ratings=types.SimpleNamespace(
             players=["a"], elo=[0.0], lower=[-1.0], upper=[1.0], games=[2], score=[0.5]
         ),
