@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,6 +41,7 @@ from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.run.agent import load_agent
 from jaxzero.run.driver import train
+from jaxzero.run.report import read_metrics
 
 COLUMNS = (
     "arm", "settings", "seed", "iterations", "positions",
@@ -99,8 +99,7 @@ def measure(runs: list[tuple], simulations: int) -> list[dict[str, Any]]:
         raw = probe.quality(RawPolicyPlayer(agent.apply_fn), agent.params)
         player = agent.search_player(simulations)
         search = probe.quality(player, agent.params, key=jax.random.key(seed))
-        metrics = (run_dir / "metrics.jsonl").read_text().splitlines()
-        positions = int(json.loads(metrics[-1]).get("positions_written", 0)) if metrics else 0
+        positions = int(read_metrics(run_dir)[0][-1].get("positions_written", 0))
         values = (arm, " ".join(f"{k}={v}" for k, v in point.items()), seed, agent.iteration)
         values += (positions, raw.optimal, raw.kept, search.kept, simulations)
         rows.append(dict(zip(COLUMNS, values, strict=True)))

@@ -236,20 +236,15 @@ def export_agent(path: str | Path, out: Path, *, step: int | None = None) -> Age
 
 
 def _progress_at(run_dir: Path, iteration: int) -> dict[str, float]:
-    """The last line of the run's metrics.jsonl at or before ``iteration`` ({} if none)."""
-    found: dict[str, float] = {}
+    """The last row of the run's metrics.jsonl at or before ``iteration`` ({} if none)."""
+    from jaxzero.run.report import ReportError, read_metrics  # (matplotlib: export only)
+
     try:
-        lines = (run_dir / "metrics.jsonl").read_text().splitlines()
-    except OSError:
-        return found
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a crash
-        if row.get("iteration", iteration + 1) <= iteration:
-            found = row
-    return found
+        rows, _ = read_metrics(run_dir)
+    except ReportError:
+        return {}
+    before = [row for row in rows if row["iteration"] <= iteration]
+    return before[-1] if before else {}
 
 
 def untrained_agent(config: Config, key: Array) -> Agent:
