@@ -3,11 +3,14 @@
     python -m experiments.sweep connect_four --set search.kind=puct \\
         --grid search.dirichlet_alpha=0.3,1.0 --grid selfplay.temperature_moves=6,15 \\
         --seeds 0 1 --seconds 600 --jobs 2 --out runs/puct_sweep
+    python -m experiments.sweep connect_four --arm= --arm search.kind=puct \\
+        --arm search.reuse_tree=true --seeds 0 1 --seconds 600 --jobs 2 --out runs/study
     python -m experiments.sweep tic_tac_toe --grid search.kind=gumbel,puct --iterations 2 \\
         --out /tmp/sweep                                   # a toy, in this process
 
-The arms are the Cartesian product of the ``--grid`` values, each over the ``--set``
-settings (and ``evaluation.every=0``: no periodic evaluation eating the budget). Each arm
+The arms are the Cartesian product of the ``--grid`` values, then each ``--arm
+KEY=V,KEY=V`` (``--arm=``: the preset as it is), each over the ``--set`` settings (and
+``evaluation.every=0``: no periodic evaluation eating the budget). Each arm
 trains from each seed into ``OUT/aARM-sSEED`` with the library's driver: ``--jobs 1`` in
 this process, ``--jobs N`` as N ``jaxzero train`` processes at a time, each pinned to CPUs
 of its own (single-threaded XLA on one CPU; ``experiments.runner``), so equal wall time
@@ -50,15 +53,20 @@ COLUMNS = (
 BASE = {"evaluation.every": "0"}
 
 
-def arms(grid: Sequence[str]) -> list[dict[str, str]]:
-    """The Cartesian product of ``KEY=V1,V2,...`` items, one settings dict per arm."""
+def arms(grid: Sequence[str], named: Sequence[str] = ()) -> list[dict[str, str]]:
+    """One settings dict per arm: the Cartesian product of the ``KEY=V1,V2,...`` items of
+    ``grid`` (with neither grid nor named arms, one arm of no settings), then one arm per
+    ``KEY=V,KEY=V`` item of ``named`` (an empty item: no settings)."""
+    extra = [parse_key_values(item.split(","), "--arm") if item else {} for item in named]
+    if named and not grid:
+        return extra
     axes = []
     for item in grid:
         key, sep, values = item.partition("=")
         if not sep or not key or not values:
             raise ValueError(f"--grid {item!r} is not KEY=VALUE,VALUE,...")
         axes.append([(key, value) for value in values.split(",")])
-    return [dict(point) for point in itertools.product(*axes)]
+    return [dict(point) for point in itertools.product(*axes)] + extra
 
 
 def run_dirs(out: Path, settings: list[dict[str, str]], seeds: Sequence[int]) -> list[tuple]:
@@ -141,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("game", help="preset to train, e.g. connect_four")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2")
+    parser.add_argument("--arm", action="append", default=[], metavar="KEY=V,KEY=V")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--seconds", type=float, default=None, help="training time per run")
     parser.add_argument("--iterations", type=int, default=None, help="or iterations per run")
@@ -150,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         base = BASE | parse_key_values(args.set, "--set")
-        settings = arms(args.grid)
+        settings = arms(args.grid, args.arm)
         for point in settings:  # a bad key or value fails now, not after hours of training
             apply_overrides(get_preset(args.game), base | point)
         runner.cpu_groups(args.jobs)

@@ -15,6 +15,12 @@ def test_arms_are_the_product_of_the_grid():
     assert sweep.arms([]) == [{}]  # no grid: one arm, the --set settings alone
     with pytest.raises(ValueError, match="is not KEY=VALUE,VALUE"):
         sweep.arms(["search.kind"])
+    # named arms: after the grid's, alone without one; "" is the preset as it is
+    named = ["", "search.kind=puct,search.dirichlet_alpha=1.0"]
+    assert sweep.arms([], named) == [{}, {"search.kind": "puct", "search.dirichlet_alpha": "1.0"}]
+    assert sweep.arms(["seed=1,2"], ["seed=5"]) == [{"seed": "1"}, {"seed": "2"}, {"seed": "5"}]
+    with pytest.raises(ValueError, match="--arm 'search.kind' is not KEY=VALUE"):
+        sweep.arms([], ["search.kind"])
 
 
 def test_a_toy_sweep_trains_measures_and_never_overwrites(tmp_path, capsys):
