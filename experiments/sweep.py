@@ -42,13 +42,14 @@ from jaxzero.core.config import apply_overrides, parse_key_values
 from jaxzero.core.presets import get_preset
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
+from jaxzero.measure.statistics import wilson_interval
 from jaxzero.run.agent import load_agent
 from jaxzero.run.driver import train
 from jaxzero.run.report import read_metrics
 
 COLUMNS = (
     "arm", "settings", "seed", "iterations", "positions",
-    "raw_optimal", "raw_kept", "search_kept", "simulations",
+    "raw_optimal", "raw_kept", "search_kept", "simulations", "measured", "critical",
 )  # fmt: skip
 BASE = {"evaluation.every": "0"}
 
@@ -110,6 +111,7 @@ def measure(runs: list[tuple], simulations: int) -> list[dict[str, Any]]:
         positions = int(read_metrics(run_dir)[0][-1].get("positions_written", 0))
         values = (arm, " ".join(f"{k}={v}" for k, v in point.items()), seed, agent.iteration)
         values += (positions, raw.optimal, raw.kept, search.kept, simulations)
+        values += (raw.positions, raw.critical)
         rows.append(dict(zip(COLUMNS, values, strict=True)))
         print(f"  {run_dir.name}: {rows[-1]}", flush=True)
     return rows
@@ -122,14 +124,25 @@ def write_results(out: Path, rows: list[dict[str, Any]], command: str) -> str:
         writer.writeheader()
         writer.writerows(rows)
     pct = lambda x: f"{100 * x:.1f}"
+
+    def interval(share: float, n: int) -> str:  # the share with its 95% Wilson interval
+        low, high = wilson_interval(share * n, n)
+        return f"{pct(share)} [{pct(low)}, {pct(high)}]"
+
     lines = [f"`{command}`", "", "| arm | settings | seed | iterations | positions | raw "
              "optimal % | raw kept % | search kept % |", "|---" * 8 + "|"]  # fmt: skip
     for r in rows:
         lines.append(
             f"| {r['arm']} | {r['settings']} | {r['seed']} | {r['iterations']} | "
-            f"{r['positions']:,} | {pct(r['raw_optimal'])} | {pct(r['raw_kept'])} | "
-            f"{pct(r['search_kept'])} |"
+            f"{r['positions']:,} | {interval(r['raw_optimal'], r['measured'])} | "
+            f"{interval(r['raw_kept'], r['critical'])} | "
+            f"{interval(r['search_kept'], r['critical'])} |"
         )
+    lines += [
+        "",
+        f"Brackets: 95% Wilson intervals over the {rows[0]['measured']:,} solved "
+        f"positions (optimal) and their {rows[0]['critical']:,} critical ones (kept).",
+    ]
     lines += ["", "| arm | settings | runs | raw optimal % | raw kept % | search kept % |"]
     lines += ["|---" * 6 + "|"]
     for arm, group in itertools.groupby(rows, key=lambda r: r["arm"]):

@@ -39,5 +39,7 @@ def test_a_toy_sweep_trains_measures_and_never_overwrites(tmp_path, capsys):
         assert 0.0 <= float(row["raw_optimal"]) <= 1.0 and int(row["positions"]) > 0
     table = (tmp_path / "sweep.md").read_text()
     assert "| 1 | search.kind=puct | 1 |" in table  # the arms' means
+    assert "95% Wilson intervals over the 4,520 solved positions" in table
+    assert {r["measured"] for r in rows} == {"4520"}
     with pytest.raises(SystemExit, match="a0-s0 exists: choose a new --out"):
         sweep.main(args)
