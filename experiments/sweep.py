@@ -20,8 +20,8 @@ Then every run's last network is measured on its game's solved positions
 (:class:`~jaxzero.measure.positions.SolvedPositions`: tic-tac-toe's 4,520 decision states,
 Connect Four's 1,000 labelled ones): the raw policy's optimal share and the result kept on
 the critical positions, raw and with ``--simulations`` of the run's own search.
-``OUT/sweep.csv`` holds a row per run, ``OUT/sweep.md`` the same as a table and each
-arm's mean over its seeds.
+``OUT/sweep.csv`` holds a row per run, ``OUT/sweep.md`` the same as a table (each share
+with its 95% Wilson interval) and each arm's mean over its seeds.
 """
 
 from __future__ import annotations
