@@ -22,6 +22,9 @@ implementation, and each runs ``--moves`` moves per jitted call as one ``lax.sca
   ratio any implementation can reach against the reference; on a CPU the network is most
   of the time and the ceiling is low.
 
+* ours without the replay write (``--without-write``): ours with ``replay.add`` traced as
+  a no-op, to show what writing finished games' positions costs.
+
 The sides take turns call by call for ``--seconds`` each after compilation and a warm-up
 call; every timed call ends in ``block_until_ready``; the table shows median rates.
 """
@@ -33,6 +36,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 import jax
 import jax.numpy as jnp
@@ -51,8 +55,9 @@ from jaxzero.core.config import (  # noqa: E402
 )
 
 
-def ours(game: str, kind: str, args, key):
-    """A jitted ``call(carry) -> carry`` playing ``args.moves`` moves with jaxzero."""
+def ours(game: str, kind: str, args, key, write: bool = True):
+    """A jitted ``call(carry) -> carry`` playing ``args.moves`` moves with jaxzero; with
+    ``write`` False the replay write is traced as a no-op (what the write costs)."""
     env = envs.make(game)
     config = Config(
         game=game,
@@ -79,7 +84,14 @@ def ours(game: str, kind: str, args, key):
         replay.init_replay(env, config.replay.capacity),
         key,
     )
-    return call, carry
+    if write:
+        return call, carry
+
+    def unwritten(carry):  # traced (first call) with replay.add a no-op
+        with mock.patch.object(selfplay.replay_lib, "add", lambda buffer, *_: buffer):
+            return call(carry)
+
+    return unwritten, carry
 
 
 def reference(game: str, kind: str, args, key):
@@ -197,6 +209,10 @@ def main(argv=None) -> None:
     parser.add_argument("--searches", nargs="+", default=["puct", "gumbel"])
     parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds per side")
     parser.add_argument("--prng", default="threefry2x32", help="jax_default_prng_impl")
+    parser.add_argument(
+        "--without-write", action="store_true",
+        help="also time ours with the replay write removed: what the write costs",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     jax.config.update("jax_default_prng_impl", args.prng)
 
@@ -214,6 +230,8 @@ def main(argv=None) -> None:
         sides = {"ours": ours(args.game, kind, args, key)}
         sides["reference"] = reference(args.game, kind, args, key)
         sides["network"] = network_alone(args.game, args, key)
+        if args.without_write:
+            sides["unwritten"] = ours(args.game, kind, args, key, write=False)
         carries = {}
         for name, (call, carry) in sides.items():
             carry, _ = timed(call, carry)  # compile
@@ -231,6 +249,12 @@ def main(argv=None) -> None:
             f"{rate['network'] / rate['reference']:>7.2f}x",
             flush=True,
         )
+        if args.without_write:
+            print(
+                f"{'':<8} ours without the replay write {rate['unwritten']:,.0f} pos/s: the "
+                f"write costs {1 - rate['ours'] / rate['unwritten']:.1%} of ours",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

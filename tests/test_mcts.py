@@ -75,6 +75,29 @@ def test_puct_grows_mctx_tree(game, simulations):
     _assert_same(ours(key), expected)
 
 
+def test_bounded_puct_grows_mctx_tree():
+    """``q_bound`` > 0: mctx's muzero_policy with Q read on the fixed range [-q, q]; the
+    tree differs from the default transform's (the option changes the search)."""
+    _, root, recurrent_fn, invalid = _roots("connect_four")
+    kwargs = dict(invalid_actions=invalid, dirichlet_fraction=0.25, dirichlet_alpha=0.3)
+    bounded = functools.partial(mctx.qtransform_by_min_max, min_value=-1.0, max_value=1.0)
+    key = jax.random.key(0)
+    theirs = jax.jit(
+        lambda k: mctx.muzero_policy(
+            None, k, root, recurrent_fn, SIMULATIONS, qtransform=bounded, **kwargs
+        )
+    )
+
+    def ours(q_bound):
+        policy = functools.partial(mcts.puct_policy, q_bound=q_bound, **kwargs)
+        return jax.jit(lambda k: policy(None, k, root, recurrent_fn, SIMULATIONS))(key)
+
+    expected = theirs(key)
+    _assert_same(ours(1.0), expected)
+    default = ours(0.0).search_tree.children_visits
+    assert not np.array_equal(default, expected.search_tree.children_visits)
+
+
 @pytest.mark.parametrize("game", ["tic_tac_toe", "connect_four"])
 def test_gumbel_grows_mctx_tree(game):
     _, root, recurrent_fn, invalid = _roots(game)

@@ -106,6 +106,11 @@ class SearchConfig:
     dirichlet_fraction: float = 0.25  # PUCT root noise weight
     pb_c_init: float = 1.25  # PUCT exploration constant
     pb_c_base: float = 19652.0
+    # PUCT's Q as its selection reads it. 0: mctx's default, min-max over the node's value
+    # and its visited children's Q, unvisited children at the minimum. q > 0: the fixed
+    # range [-q, q] (mctx.qtransform_by_min_max), as AlphaZero reads Q on the outcome's
+    # range; 1 fits games of ±1 outcomes. Gumbel never reads it.
+    q_bound: float = 0.0
     max_num_considered_actions: int = 16  # Gumbel top-k at the root
     gumbel_scale: float = 1.0  # Gumbel root noise scale in self-play (0 when evaluating)
     # Games with hidden information (env.resample_hidden): search from a redealt state the
@@ -117,7 +122,7 @@ class SearchConfig:
 
     def __post_init__(self) -> None:
         _at_least(self, 1, "num_simulations", "max_num_considered_actions")
-        _at_least(self, 0, "dirichlet_alpha", "gumbel_scale", "pb_c_init", "pb_c_base")
+        _at_least(self, 0, "dirichlet_alpha", "gumbel_scale", "pb_c_init", "pb_c_base", "q_bound")
         _check(
             0.0 <= self.dirichlet_fraction <= 1.0,
             f"search.dirichlet_fraction must be between 0 and 1, got {self.dirichlet_fraction}",

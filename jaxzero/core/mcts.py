@@ -379,10 +379,12 @@ def puct_policy(
     dirichlet_alpha: float = 0.3,
     pb_c_init: float = 1.25,
     pb_c_base: float = 19652.0,
+    q_bound: float = 0.0,
     tree: Tree | None = None,
 ) -> mctx.PolicyOutput:
-    """``mctx.muzero_policy`` (temperature 1, parent-and-siblings Q) over :func:`search`,
-    from a fresh tree or a carried ``tree`` (whose visits count as the search's own)."""
+    """``mctx.muzero_policy`` (temperature 1) over :func:`search`, from a fresh tree or a
+    carried ``tree`` (whose visits count as the search's own). Q is mctx's
+    parent-and-siblings min-max, or with ``q_bound`` > 0 read on [-q_bound, q_bound]."""
     key, k_dirichlet, k_search = jax.random.split(key, 3)
     probs = jax.nn.softmax(root.prior_logits)
     if dirichlet_fraction > 0:
@@ -390,9 +392,15 @@ def puct_policy(
         noise = jax.random.dirichlet(k_dirichlet, alpha=alpha, shape=probs.shape[:1])
         probs = (1 - dirichlet_fraction) * probs + dirichlet_fraction * noise
     root = root.replace(prior_logits=_mask_invalid(_log(probs), invalid_actions))
+    qtransform = mctx.qtransform_by_parent_and_siblings
+    if q_bound > 0:
+        qtransform = functools.partial(
+            mctx.qtransform_by_min_max, min_value=-q_bound, max_value=q_bound
+        )
     select = functools.partial(
-        mctx.muzero_action_selection, pb_c_init=pb_c_init, pb_c_base=pb_c_base
-    )
+        mctx.muzero_action_selection, pb_c_init=pb_c_init, pb_c_base=pb_c_base,
+        qtransform=qtransform,
+    )  # fmt: skip
     tree = search(
         params,
         k_search,

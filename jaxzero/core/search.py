@@ -150,10 +150,11 @@ def run_search(
 
     The policies are mctx's, over :mod:`jaxzero.core.mcts`'s batched search (the same
     trees, faster). ``config.kind`` "puct": ``mctx.muzero_policy`` with Dirichlet(α) root
-    noise mixed in at ``dirichlet_fraction`` (0 when ``noise`` is False); ``action_weights``
-    are the visit-count distribution. "gumbel": ``mctx.gumbel_muzero_policy`` (Gumbel top-k with
-    sequential halving, ``qtransform_completed_by_mix_value``) with Gumbel noise scaled by
-    ``gumbel_scale`` (0 when ``noise`` is False); ``action_weights`` are the improved policy
+    noise mixed in at ``dirichlet_fraction`` (0 when ``noise`` is False) and Q read as
+    ``config.q_bound`` says; ``action_weights`` are the visit-count distribution.
+    "gumbel": ``mctx.gumbel_muzero_policy`` (Gumbel top-k with sequential halving,
+    ``qtransform_completed_by_mix_value``) with Gumbel noise scaled by ``gumbel_scale`` (0
+    when ``noise`` is False); ``action_weights`` are the improved policy
     softmax(logits + σ(completed Q)). ``num_simulations`` defaults to the config's
     self-play count; ``root`` may pass a precomputed :func:`make_root`. ``tree`` is a
     carried tree (:func:`empty_trees`, :func:`carry_tree`), used where its root is the
@@ -193,6 +194,7 @@ def run_search(
             dirichlet_alpha=config.dirichlet_alpha,
             pb_c_init=config.pb_c_init,
             pb_c_base=config.pb_c_base,
+            q_bound=config.q_bound,
             tree=tree,
         )
     if config.kind == "gumbel":
