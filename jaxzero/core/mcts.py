@@ -17,10 +17,13 @@ the loops cost a third of self-play. Here, for the same ``mctx.Tree``:
   values of the path's nodes and edges are written by one scatter each.
 
 The trees are mctx's exactly: same selection functions (mctx's own, under ``vmap``), same
-PRNG stream, same floating-point operations in the same order (``tests/test_mcts.py``
-compares them leaf for leaf against ``mctx.search``). ``puct_policy`` and
-``gumbel_policy`` are ``mctx.muzero_policy`` and ``mctx.gumbel_muzero_policy`` over this
-search; the PUCT one skips the Dirichlet draw when its weight is 0.
+keys for the recurrent function, same floating-point operations in the same order
+(``tests/test_mcts.py`` compares them leaf for leaf against ``mctx.search``). One
+difference no mctx selection sees: mctx splits the simulation's key at every level of
+the traversal, which none of its selections reads; here every level gets the same key.
+``puct_policy`` and ``gumbel_policy`` are ``mctx.muzero_policy`` and
+``mctx.gumbel_muzero_policy`` over this search; the PUCT one skips the Dirichlet draw
+when its weight is 0.
 
 Tree reuse (``search(..., tree=carried)``): after a move, :func:`subtree` keeps the
 chosen child's subtree as the next root, its statistics intact, renumbered in creation
@@ -212,41 +215,41 @@ def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_select
     Returns ``(parent [B], action [B], length [B], path [B, D], path_actions [B, D])``:
     the edge to expand is ``(parent, action)``, the ``length`` edges taken are
     ``path[:, d] --path_actions[:, d]-->`` for ``d < length``, and ``path[:, length - 1]``
-    is ``parent``. ``keys`` [B] follow mctx's stream: one split per level.
+    is ``parent``. Every level's selection gets the same ``keys`` [B]: mctx splits a key
+    per level, but none of its selections reads it, and a split per level costs PUCT
+    about a tenth of its search loop on a CPU (docs/benchmarks.md). A selection that
+    wants randomness per level derives it from its key and ``depth``.
     """
     batch = keys.shape[0]
     rows = jnp.arange(batch)
     levels = jnp.arange(max_depth)
-    split = jax.vmap(jax.random.split)
 
-    keys, k = split(keys).transpose(1, 0)
     node = jnp.full((batch,), Tree.ROOT_INDEX, jnp.int32)
     depth = jnp.zeros((batch,), jnp.int32)  # edges taken before this level
-    action = root_selection(k, tree, node, depth)
+    action = root_selection(keys, tree, node, depth)
     path = jnp.zeros((batch, max_depth), jnp.int32)
     path_actions = jnp.zeros((batch, max_depth), jnp.int32).at[:, 0].set(action)
     child = tree.children_index[rows, node, action]
     length = jnp.ones((batch,), jnp.int32)
 
     def going(carry):  # bool [B]: the chosen edge leads to an expanded node, depth allows
-        _, _, _, child, length, _, _ = carry
+        _, _, child, length, _, _ = carry
         return (child != Tree.UNVISITED) & (length < max_depth)
 
     def level(carry):
-        keys, node, action, child, length, path, path_actions = carry
+        node, action, child, length, path, path_actions = carry
         go = going(carry)
-        keys, k = split(keys).transpose(1, 0)
         node = jnp.where(go, child, node)
-        action = jnp.where(go, interior_selection(k, tree, node, length), action)
+        action = jnp.where(go, interior_selection(keys, tree, node, length), action)
         here = go[:, None] & (levels[None, :] == length[:, None])  # [B, D]
         path = jnp.where(here, node[:, None], path)
         path_actions = jnp.where(here, action[:, None], path_actions)
         child = jnp.where(go, tree.children_index[rows, node, action], child)
-        return keys, node, action, child, length + go, path, path_actions
+        return node, action, child, length + go, path, path_actions
 
-    carry = (keys, node, action, child, length, path, path_actions)
+    carry = (node, action, child, length, path, path_actions)
     carry = jax.lax.while_loop(lambda c: jnp.any(going(c)), level, carry)
-    _, node, action, _, length, path, path_actions = carry
+    node, action, _, length, path, path_actions = carry
     return node, action, length, path, path_actions
 
 
