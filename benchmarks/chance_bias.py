@@ -15,10 +15,11 @@ The right move is 0 (0.6 > 0.5). For each simulation budget the script runs a ba
 noise-free searches (PUCT and Gumbel, a uniform prior and a zero value: no network bias),
 each with its own key, and reports the mean and spread of the search's Q(1) against the
 exact 0.5, its best Q (max over both actions) against the exact 0.6, and how often it
-picks the gamble. More
+picks the gamble. With the step key as the chance event, more
 simulations cannot help: the gamble's child holds one coin flip however often it is
-visited. A search with explicit chance nodes (``mctx.stochastic_muzero_policy``, which
-averages over the outcomes' probabilities) would value the gamble at 0.5 exactly.
+visited. ``Gamble`` also lists its two outcomes, so each row is measured a second time
+with explicit chance nodes (``search.chance_nodes``): the gamble's chance node then
+visits heads and tails in turn, and its value tends to 0.5 as it is visited.
 """
 
 from __future__ import annotations
@@ -64,9 +65,16 @@ class Gamble(Env):
             step_count=jnp.int32(0),
         )
 
+    num_chance_outcomes = 2  # the coin: 0 pays 0, 1 pays 1
+
     def _step(self, state, action, key):
-        coin = jax.random.bernoulli(key).astype(jnp.float32)
-        reward = jnp.where(action == 0, self.sure, coin)
+        return self._step_outcome(state, action, jax.random.bernoulli(key).astype(jnp.int32))
+
+    def _chance_probs(self, state, action):
+        return jnp.where(action == 0, jnp.array([1.0, 0.0]), jnp.array([0.5, 0.5]))
+
+    def _step_outcome(self, state, action, outcome):
+        reward = jnp.where(action == 0, self.sure, outcome.astype(jnp.float32))
         return state.replace(rewards=reward[None], terminated=jnp.bool_(True))
 
     def _observe(self, state, player):
@@ -79,9 +87,16 @@ def uniform(params, observation):
     return jnp.zeros((batch, 2)), jnp.zeros((batch,))
 
 
-def measure(kind: str, simulations: int, searches: int, seed: int = 0) -> dict[str, float]:
+def measure(
+    kind: str, simulations: int, searches: int, seed: int = 0, chance_nodes: bool = False
+) -> dict[str, float]:
     env = Gamble()
-    config = SearchConfig(kind=kind, num_simulations=simulations, max_num_considered_actions=2)
+    config = SearchConfig(
+        kind=kind,
+        num_simulations=simulations,
+        max_num_considered_actions=2,
+        chance_nodes=chance_nodes,
+    )
 
     @jax.jit
     def run(key):
@@ -110,16 +125,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(f"Gamble: sure 0.6 or a fair coin of 1/0; {args.searches} searches a row")
     print("exact: Q(gamble) 0.5, best Q 0.6, the gamble never picked\n")
-    print("| search | simulations | mean Q(gamble) | mean abs error of Q(gamble) | "
+    print("| search | chance | simulations | mean Q(gamble) | mean abs error of Q(gamble) | "
           "mean best Q | picks the gamble |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
-    for kind in ("puct", "gumbel"):
-        for sims in args.simulations:
-            m = measure(kind, sims, args.searches)
-            print(
-                f"| {kind} | {sims} | {m['q_mean']:.3f} | {m['q_abs_error']:.3f} | "
-                f"{m['best_q']:.3f} | {m['picks_gamble']:.1%} |"
-            )
+    print("|---|---|---|---|---|---|---|")
+    for chance_nodes in (False, True):
+        for kind in ("puct", "gumbel"):
+            for sims in args.simulations:
+                m = measure(kind, sims, args.searches, chance_nodes=chance_nodes)
+                mode = "chance nodes" if chance_nodes else "step key"
+                print(
+                    f"| {kind} | {mode} | {sims} | {m['q_mean']:.3f} | {m['q_abs_error']:.3f} | "
+                    f"{m['best_q']:.3f} | {m['picks_gamble']:.1%} |"
+                )
 
 
 if __name__ == "__main__":

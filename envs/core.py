@@ -19,6 +19,18 @@ A game subclasses :class:`Env` and implements three pure functions:
 * the game is truncated once ``step_count`` reaches ``max_steps`` without a result;
 * the legal mask of a finished game is all ones (never empty: normalising a policy over
   it cannot divide by zero).
+
+Chance, enumerated (optional). A game whose step draws a chance event from its key (a dice
+roll, a spawned tile) may list the events, so that a search can weigh them by their
+probabilities (explicit chance nodes, ``SearchConfig.chance_nodes``). Such a game sets
+``num_chance_outcomes`` C > 0 and implements
+
+* ``_chance_probs(state, action) -> float32 [C]`` the distribution of the move's chance
+  event (one-hot at 0 for a move without one);
+* ``_step_outcome(state, action, outcome) -> State`` the move with its event fixed,
+
+so that ``step(state, action, key)`` is distributed as ``step_outcome(state, action, o)``
+with ``o ~ chance_probs(state, action)``; ``envs.testing.check_chance`` checks it.
 """
 
 from __future__ import annotations
@@ -70,6 +82,7 @@ class Env(abc.ABC):
     observation_shape: tuple[int, ...]
     max_steps: int
     symmetries: Symmetries
+    num_chance_outcomes: int = 0  # C > 0: the game enumerates its chance events (see above)
 
     def init(self, key: Array) -> State:
         """The initial state. ``key`` seeds games with random set-ups (e.g. shuffles)."""
@@ -80,10 +93,26 @@ class Env(abc.ABC):
         if key is None:
             key = jax.random.key(0)
         action = jnp.asarray(action, jnp.int32)
+        return self._settle(state, action, self._step(state, action, key))
+
+    def chance_probs(self, state: State, action: Array) -> Array:
+        """float32 [C]: the distribution of ``action``'s chance event in ``state`` (one-hot
+        at 0 where nothing is left to chance: a finished game, an illegal move)."""
+        action = jnp.asarray(action, jnp.int32)
+        certain = jnp.zeros(self.num_chance_outcomes, jnp.float32).at[0].set(1.0)
+        settled = state.terminated | state.truncated | ~state.legal_action_mask[action]
+        return jnp.where(settled, certain, self._chance_probs(state, action))
+
+    def step_outcome(self, state: State, action: Array, outcome: Array) -> State:
+        """:meth:`step` with the chance event ``outcome`` (< C) instead of a key's draw."""
+        action = jnp.asarray(action, jnp.int32)
+        outcome = jnp.asarray(outcome, jnp.int32)
+        return self._settle(state, action, self._step_outcome(state, action, outcome))
+
+    def _settle(self, state: State, action: Array, nxt: State) -> State:
+        """The conventions of the module docstring applied to ``nxt = _step(state, action)``."""
         mover = state.current_player
         illegal = ~state.legal_action_mask[action]
-
-        nxt = self._step(state, action, key)
         step_count = state.step_count + 1
         players = jnp.arange(self.num_players)
         loss_for_mover = jnp.where(players == mover, -1.0, 1.0).astype(jnp.float32)
@@ -136,6 +165,12 @@ class Env(abc.ABC):
 
     @abc.abstractmethod
     def _observe(self, state: State, player: Array) -> Array: ...
+
+    def _chance_probs(self, state: State, action: Array) -> Array:
+        raise TypeError(f"{self.id} does not enumerate its chance events")
+
+    def _step_outcome(self, state: State, action: Array, outcome: Array) -> State:
+        raise TypeError(f"{self.id} does not enumerate its chance events")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r})"

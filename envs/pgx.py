@@ -19,6 +19,12 @@ for the mover, a finished game's legal mask is all ones), so the bridge only add
   others: a wrong group is worse than none.
   ``envs.testing.check_symmetries`` checks each against pgx's rules.
 * ``step_count``: pgx's ``_step_count``; integer observations become float32.
+* chance, enumerated (``num_chance_outcomes``, :mod:`envs.core`) for the two pgx games
+  with chance: 2048's spawn (32 outcomes: the cell, and a 2 with probability 0.9 or a 4)
+  and backgammon's roll at the end of a turn (36 outcomes: the two dice in pgx's order,
+  1/36 each). Its ``step_outcome`` is pgx's own ``step`` with the game's ``_step``
+  replaced by the same rules, pgx's functions, with the event given instead of drawn;
+  ``tests/test_pgx_bridge.py`` checks it against pgx's ``step`` key by key.
 
 Refused, with the reason: games with hidden information (a search over the true state
 would see the opponent's cards, and a determinised search needs ``resample_hidden``, which
@@ -30,6 +36,7 @@ pay scores, not ±1: train them with a categorical value head
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any
 
@@ -74,6 +81,86 @@ def refusal(game_id: str) -> str | None:
             "package; the bridge does not wire it yet"
         )
     return None
+
+
+def _2048_slide(inner, action: Array) -> tuple[Array, Array]:
+    """pgx 2048's move before its spawn: the board int32 [4, 4] and the merges' reward."""
+    from pgx import play2048
+
+    turns = lambda board, sign: jax.lax.switch(  # noqa: E731
+        action, [lambda b=board, k=k: jnp.rot90(b, sign * k) for k in range(4)]
+    )
+    board, reward = jax.vmap(play2048._slide_and_merge)(turns(inner._board.reshape(4, 4), 1))
+    return turns(board, -1), reward.sum()
+
+
+def _2048_probs(inner, action: Array) -> Array:
+    """float32 [32]: outcome 2c + t spawns the tile 2^(t+1) on the empty cell c."""
+    empty = (_2048_slide(inner, action)[0].ravel() == 0).astype(jnp.float32)  # [16]
+    cells = empty / jnp.maximum(empty.sum(), 1.0)
+    return jnp.stack([0.9 * cells, 0.1 * cells], axis=-1).reshape(32)
+
+
+def _2048_step(inner, action: Array, outcome: Array):
+    """pgx 2048's ``_step`` with the spawn given by ``outcome``."""
+    from pgx import play2048
+
+    board, reward = _2048_slide(inner, action)
+    board = board.ravel().at[outcome // 2].set(1 + outcome % 2).reshape(4, 4)
+    legal = play2048._legal_action_mask(board)
+    return inner.replace(
+        _board=board.ravel(),
+        rewards=jnp.float32([reward]),
+        legal_action_mask=legal,
+        terminated=~legal.any(),
+    )
+
+
+def _backgammon_rolls(moved, action: Array) -> tuple[Array, Array]:
+    """Whether pgx backgammon's move ends the game, and whether it rolls the dice."""
+    from pgx import backgammon
+
+    won = backgammon._is_all_off(moved._board)
+    return won, ~won & (backgammon._is_turn_end(moved) | (action // 6 == 0))
+
+
+def _backgammon_probs(inner, action: Array) -> Array:
+    """float32 [36]: outcome 6i + j rolls the dice (i, j) in pgx's order, 1/36 each."""
+    from pgx import backgammon
+
+    _, rolls = _backgammon_rolls(backgammon._update_by_action(inner, action), action)
+    certain = jnp.zeros(36, jnp.float32).at[0].set(1.0)
+    return jnp.where(rolls, jnp.full(36, 1 / 36, jnp.float32), certain)
+
+
+def _backgammon_step(inner, action: Array, outcome: Array):
+    """pgx backgammon's ``_step`` with the next roll given by ``outcome``."""
+    from pgx import backgammon
+
+    moved = backgammon._update_by_action(inner, action)
+    won, rolls = _backgammon_rolls(moved, action)
+    dice = jnp.stack([outcome // 6, outcome % 6]).astype(jnp.int32)
+
+    def turn():  # pgx's change of turn, its roll replaced by the dice given
+        changed = backgammon._change_turn(moved, jax.random.key(0))
+        return changed.replace(
+            _dice=dice,
+            _playable_dice=backgammon._set_playable_dice(dice),
+            legal_action_mask=backgammon._legal_action_mask(changed._board, dice),
+        )
+
+    return jax.lax.cond(
+        won,
+        lambda: backgammon._winning_step(moved),
+        lambda: jax.lax.cond(rolls, turn, lambda: moved),
+    )
+
+
+# pgx games whose chance events the bridge enumerates: (C, probs, step with the outcome).
+_CHANCE = {
+    "2048": (32, _2048_probs, _2048_step),
+    "backgammon": (36, _backgammon_probs, _backgammon_step),
+}
 
 
 def _pgx():
@@ -163,6 +250,8 @@ class PgxEnv(Env):
         self.symmetries = _symmetries(
             str(pgx_env.id), self.observation_shape, self.num_actions, start
         )
+        self._chance = _CHANCE.get(str(pgx_env.id))
+        self.num_chance_outcomes = self._chance[0] if self._chance else 0
 
     def _wrap(self, inner) -> PgxState:
         inner = jax.tree.map(jnp.asarray, inner)  # some pgx defaults are Python numbers
@@ -183,6 +272,21 @@ class PgxEnv(Env):
 
     def _step(self, state: PgxState, action: Array, key: Array) -> PgxState:
         return self._wrap(self.pgx_env.step(state.pgx, action, key))
+
+    def _chance_probs(self, state: PgxState, action: Array) -> Array:
+        if self._chance is None:
+            return super()._chance_probs(state, action)
+        return self._chance[1](state.pgx, action)
+
+    def _step_outcome(self, state: PgxState, action: Array, outcome: Array) -> PgxState:
+        if self._chance is None:
+            return super()._step_outcome(state, action, outcome)
+        # pgx's own step (its conventions: absorbing, illegal moves, the terminal mask, the
+        # observation) around the game's rules with the event given: a copy of the env whose
+        # _step ignores the key.
+        fixed = copy.copy(self.pgx_env)
+        fixed._step = lambda inner, a, key: self._chance[2](inner, a, outcome)
+        return self._wrap(fixed.step(state.pgx, action, jax.random.key(0)))
 
     def render(self, state: PgxState) -> str:
         """The mover's stones X, the opponent's O (othello, hex, go: their first two

@@ -28,6 +28,11 @@ step and the rule at the first violation of the contract in ``envs/core.py``:
 ``check_symmetries`` goes further for games whose symmetries are exact: it replays
 random games through every group element and checks that the rules commute with it.
 
+``check_chance`` checks a game's enumerated chance events (``env.num_chance_outcomes``)
+against its ``step``: from positions of random games, every keyed step is the
+``step_outcome`` of an outcome of positive probability, and over many keys the outcomes
+come as often as ``chance_probs`` says (a G-test).
+
 Nothing here assumes that the players alternate or that ``step`` ignores its key.
 """
 
@@ -127,6 +132,70 @@ def check_symmetries(env: Env, *, num_games: int = 16, seed: int = 0) -> None:
                 f"{where}: game {bad[0][0]} step {bad[0][1] + 1}: the {name} of the "
                 f"transformed game is not the transformed {name}"
             )
+
+
+def check_chance(env: Env, *, num_positions: int = 24, draws: int = 400, seed: int = 0) -> None:
+    """Raise ``AssertionError`` unless ``env.step`` is ``env.step_outcome`` with the outcome
+    drawn from ``env.chance_probs`` (see the module docstring), at ``num_positions``
+    positions of random games, each with a random legal move and ``draws`` keys."""
+    import scipy.stats
+
+    outcomes = env.num_chance_outcomes
+    assert outcomes > 0, f"{env.id} does not enumerate its chance events"
+    play, _ = _players(env)
+    num_steps = min(env.max_steps, 64)
+    init_keys, step_keys, uniform = _random_inputs(num_positions, num_steps, seed)
+    _, states, _, _ = play(init_keys, step_keys, uniform, np.full(uniform.shape, -1, np.int32))
+    live = ~np.asarray(states.terminated | states.truncated)  # [G, T]
+    rng = np.random.default_rng(seed)
+
+    @jax.jit
+    def outcomes_of(state: State, action: Array, keys: Array):
+        """Which outcomes give each keyed step's state, bool [K, C]; which give the same
+        state as each other, bool [C, C]; and the outcomes' probabilities [C]."""
+        fixed = jax.vmap(env.step_outcome, in_axes=(None, None, 0))(
+            state, action, jnp.arange(outcomes)
+        )
+        keyed = jax.vmap(env.step, in_axes=(None, None, 0))(state, action, keys)
+
+        def same(a, b):  # [K, ...], [C, ...] -> bool [K, C]
+            return (a[:, None] == b[None]).reshape(a.shape[0], b.shape[0], -1).all(-1)
+
+        def all_same(a, b):
+            return functools.reduce(jnp.logical_and, jax.tree.leaves(jax.tree.map(same, a, b)))
+
+        return all_same(keyed, fixed), all_same(fixed, fixed), env.chance_probs(state, action)
+
+    statistic, freedom = 0.0, 0
+    for g in range(num_positions):
+        t = int(rng.choice(np.flatnonzero(live[g])))
+        state = _index(states, g, t)
+        action = int(rng.choice(np.flatnonzero(np.asarray(state.legal_action_mask))))
+        keys = jax.random.split(jax.random.key(seed * 7919 + g), draws)
+        reached, twins, probs = map(np.asarray, outcomes_of(state, action, keys))
+        where = f"{env.id}: game {g} step {t + 1}, action {action}"
+        assert abs(probs.sum() - 1) < 1e-5, f"{where}: chance_probs sums to {probs.sum()}"
+        possible = probs > 0
+        assert (reached & possible).any(1).all(), (
+            f"{where}: a keyed step reached a state that no outcome of positive probability gives"
+        )
+        # Outcomes that give the same state are one event: its first possible outcome
+        # stands for it, with their probabilities summed.
+        stand_in = np.argmax(twins & possible[None], axis=1)  # [C]
+        events = np.unique(stand_in[possible])
+        expected = draws * np.array([probs[possible & (stand_in == e)].sum() for e in events])
+        seen = np.bincount(stand_in[np.argmax(reached & possible, axis=1)], minlength=outcomes)
+        observed = seen[events]
+        statistic += 2 * float(
+            np.sum(observed * np.log(np.where(observed > 0, observed / expected, 1.0)))
+        )
+        freedom += len(events) - 1
+    assert freedom > 0, f"{env.id}: no sampled move had a chance event"
+    p_value = scipy.stats.chi2.sf(statistic, freedom)
+    assert p_value > 1e-6, (
+        f"{env.id}: the keyed steps' outcomes are not as frequent as chance_probs says "
+        f"(G = {statistic:.1f} on {freedom} degrees of freedom, p = {p_value:.1e})"
+    )
 
 
 def _random_inputs(num_games: int, num_steps: int, seed: int) -> tuple[Array, Array, np.ndarray]:

@@ -2,6 +2,8 @@
 for move, its symmetry groups commute with pgx's rules, a tiny training iteration runs
 through it, and our own envs run inside pgx's utilities."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -115,11 +117,33 @@ def test_the_contract_holds_through_the_bridge(game_id):
     testing.check_env(envs.make(f"pgx/{game_id}"), num_games=4)
 
 
-@pytest.mark.parametrize("game_id", ["othello", "backgammon", "2048"])
-def test_a_tiny_iteration_compiles_once_runs_and_checkpoints(game_id, tmp_path):
+@pytest.mark.parametrize("game_id", ["2048", "backgammon"])
+def test_the_listed_chance_events_are_pgx_step_key_by_key(game_id):
+    testing.check_chance(envs.make(f"pgx/{game_id}"))
+
+
+def test_a_wrong_chance_distribution_is_caught():
+    class TilesSwapped(PgxEnv):  # a 4 as likely as pgx's 2, and the other way round
+        def _chance_probs(self, state, action):
+            return super()._chance_probs(state, action).reshape(16, 2)[:, ::-1].reshape(32)
+
+    with pytest.raises(AssertionError, match="not as frequent as chance_probs says"):
+        testing.check_chance(TilesSwapped(pgx.make("2048"), max_steps=1000), num_positions=8)
+
+
+@pytest.mark.parametrize(
+    "game_id, chance_nodes",
+    [("othello", False), ("backgammon", False), ("2048", False), ("backgammon", True),
+     ("2048", True)],
+)  # fmt: skip
+def test_a_tiny_iteration_compiles_once_runs_and_checkpoints(game_id, chance_nodes, tmp_path):
     config = tiny_config(f"pgx/{game_id}", network__kind="mlp")
     if game_id == "2048":  # the preset's categorical head; games long enough to finish
         config = tiny_config("pgx/2048", selfplay__moves_per_iteration=60)
+    if chance_nodes:  # explicit chance nodes, with the other search than the preset's
+        config = dataclasses.replace(
+            config, search=dataclasses.replace(config.search, chance_nodes=True, kind="puct")
+        )
     trainer = make_trainer(config)
     state = trainer.init(jax.random.key(0))
     rows = []

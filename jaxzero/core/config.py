@@ -119,8 +119,17 @@ class SearchConfig:
     # Tree reuse: after a move the chosen child's subtree (at most num_simulations + 1 nodes)
     # is the next search's root, where it is the position reached (jaxzero.core.mcts).
     reuse_tree: bool = False
+    # Games that enumerate their chance events (pgx/2048, pgx/backgammon): explicit chance
+    # nodes, whose outcomes the search weighs by their probabilities. False: the step key is
+    # the chance event, and a tree edge keeps the outcome it first sampled.
+    chance_nodes: bool = False
 
     def __post_init__(self) -> None:
+        _check(
+            not (self.chance_nodes and self.reuse_tree),
+            "search.chance_nodes and search.reuse_tree cannot both be on (a carried tree "
+            "keeps no chance nodes): turn one off",
+        )
         _at_least(self, 1, "num_simulations", "max_num_considered_actions")
         _at_least(self, 0, "dirichlet_alpha", "gumbel_scale", "pb_c_init", "pb_c_base", "q_bound")
         _check(

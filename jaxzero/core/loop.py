@@ -150,7 +150,13 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
 
 def check_game_fits(config: Config, env: Env) -> None:
     """ValueError, naming the setting to change, when ``config`` cannot train ``env``: a
-    single-player game pays scores a tanh value head cannot reach, and has no arena."""
+    single-player game pays scores a tanh value head cannot reach, and has no arena;
+    explicit chance nodes need a game that lists its chance events."""
+    if config.search.chance_nodes and env.num_chance_outcomes == 0:
+        raise ValueError(
+            f"search.chance_nodes needs a game that lists its chance events (pgx/2048, "
+            f"pgx/backgammon); {env.id} does not: set search.chance_nodes=false"
+        )
     if env.num_players != 1:
         return
     if config.network.value_head == "tanh":

@@ -43,6 +43,16 @@ the root's prior (fresh root noise) and takes new nodes from the first free slot
   completed Q, and σ's visit scale, use the whole tree: carried visits sharpen the values
   the halving compares, and do not spend its budget.
 
+Explicit chance nodes (``search(..., chance_outcomes=C)``), for games that enumerate
+their chance events (:mod:`envs.core`): as in mctx's ``stochastic_muzero_policy``
+(Antonoglou et al. 2022, Stochastic MuZero), an edge carries either a move (the first A
+slots) or a chance outcome (the last C), and each node's embedding says which kind of
+node it is (:class:`ChanceEmbedding`). At a decision node the policy's own selection
+picks a move, over the tree's decision part (:func:`decisions`); at a chance node the
+outcome is mctx's deterministic choice ``argmax p(o) / (N(o) + 1)``, so visits follow the
+outcomes' probabilities and the node's value averages over them. The search returns the
+tree's decision part, so the policies read it as any tree.
+
 Shapes: B batch, N = simulations + 1 nodes (more with a carried tree), A actions, D = max
 depth (edges from the root, ``num_simulations`` unless given; N - 1 with a carried tree).
 """
@@ -64,6 +74,49 @@ Tree = mctx.Tree
 UNROLLED_LEVELS = 32
 # (key [B], tree, node [B], depth [B]) -> action int32 [B]; mctx's unbatched signature, vmapped
 Selection = Callable[[Array, Tree, Array, Array], Array]
+
+
+@chex.dataclass(frozen=True)
+class ChanceEmbedding:
+    """A node of a search with explicit chance nodes: a decision node holds its position;
+    a chance node (a move whose chance event is still to come) holds the position the
+    move was made from and the move."""
+
+    state: chex.ArrayTree  # [B] positions
+    action: Array  # int32 [B]: a chance node's move (0 at a decision node)
+    is_decision: Array  # bool [B]
+
+
+def decisions(tree: Tree, num_actions: int) -> Tree:
+    """The tree's decision part: every edge array cut to its first ``num_actions`` slots."""
+
+    def moves(x):
+        return x[..., :num_actions]
+
+    return tree.replace(
+        children_index=moves(tree.children_index),
+        children_prior_logits=moves(tree.children_prior_logits),
+        children_visits=moves(tree.children_visits),
+        children_rewards=moves(tree.children_rewards),
+        children_discounts=moves(tree.children_discounts),
+        children_values=moves(tree.children_values),
+        root_invalid_actions=moves(tree.root_invalid_actions),
+    )
+
+
+def chance_selection(selection: Selection, num_actions: int) -> Selection:
+    """``selection`` (batched) at decision nodes, over the tree's decision part; at chance
+    nodes mctx's stochastic choice ``argmax p(o) / (N(o) + 1)``, as slot A + o."""
+
+    def select(keys: Array, tree: Tree, node: Array, depth: Array) -> Array:
+        rows = jnp.arange(node.shape[0])
+        move = selection(keys, decisions(tree, num_actions), node, depth)
+        probs = jax.nn.softmax(tree.children_prior_logits[rows, node, num_actions:])  # [B, C]
+        visits = tree.children_visits[rows, node, num_actions:]
+        outcome = jnp.argmax(probs / (visits + 1), axis=-1).astype(jnp.int32) + num_actions
+        return jnp.where(tree.embeddings.is_decision[rows, node], move, outcome)
+
+    return select
 
 
 def instantiate(
@@ -329,13 +382,25 @@ def search(
     max_depth: int | None = None,
     extra_data=None,
     tree: Tree | None = None,
+    chance_outcomes: int = 0,
 ) -> Tree:
     """``mctx.search`` with batched selections (see the module docstring). With ``tree``
     (a carried tree of N >= num_simulations + 1 nodes, empty or from :func:`subtree`) the
     search grows it from its first free slot instead of a fresh tree of N = simulations + 1,
-    ``max_depth`` defaulting to N - 1."""
-    batch = root.value.shape[0]
+    ``max_depth`` defaulting to N - 1. With ``chance_outcomes`` C > 0 the search has
+    explicit chance nodes (the root's embedding a :class:`ChanceEmbedding`, ``recurrent_fn``
+    expanding both kinds of node) and returns the tree's decision part."""
+    batch, num_actions = root.prior_logits.shape
     rows = jnp.arange(batch)
+    if chance_outcomes:
+        if tree is not None:
+            raise ValueError("a search with explicit chance nodes cannot grow a carried tree")
+        floor = jnp.finfo(root.prior_logits.dtype).min
+        pad = ((0, 0), (0, chance_outcomes))
+        root = root.replace(prior_logits=jnp.pad(root.prior_logits, pad, constant_values=floor))
+        invalid_actions = jnp.pad(invalid_actions, pad, constant_values=True)
+        root_selection = _on_decisions(root_selection, num_actions)
+        interior_selection = chance_selection(interior_selection, num_actions)
     if tree is None:
         tree = instantiate(root, num_simulations, invalid_actions, extra_data)
         first = 1  # node 0 is the root: simulation s creates node s + 1
@@ -358,7 +423,15 @@ def search(
         tree = expand(params, k_expand, tree, recurrent_fn, parent, action, node)
         return key, backup(tree, node, length, path, path_actions)
 
-    return jax.lax.fori_loop(0, num_simulations, simulation, (key, tree))[1]
+    tree = jax.lax.fori_loop(0, num_simulations, simulation, (key, tree))[1]
+    return decisions(tree, num_actions) if chance_outcomes else tree
+
+
+def _on_decisions(selection: Selection, num_actions: int) -> Selection:
+    """``selection`` over the tree's decision part (the root is a decision node)."""
+    return lambda keys, tree, node, depth: selection(
+        keys, decisions(tree, num_actions), node, depth
+    )
 
 
 def _mask_invalid(logits: Array, invalid_actions: Array) -> Array:
@@ -384,6 +457,7 @@ def puct_policy(
     pb_c_base: float = 19652.0,
     q_bound: float = 0.0,
     tree: Tree | None = None,
+    chance_outcomes: int = 0,
 ) -> mctx.PolicyOutput:
     """``mctx.muzero_policy`` (temperature 1) over :func:`search`, from a fresh tree or a
     carried ``tree`` (whose visits count as the search's own). Q is mctx's
@@ -414,6 +488,7 @@ def puct_policy(
         num_simulations=num_simulations,
         invalid_actions=invalid_actions,
         tree=tree,
+        chance_outcomes=chance_outcomes,
     )
     weights = tree.summary().visit_probs
     logits = _log(weights)
@@ -453,6 +528,7 @@ def gumbel_policy(
     gumbel_scale: float = 1.0,
     qtransform=mctx.qtransform_completed_by_mix_value,
     tree: Tree | None = None,
+    chance_outcomes: int = 0,
 ) -> mctx.PolicyOutput:
     """``mctx.gumbel_muzero_policy`` over :func:`search`, from a fresh tree or a carried
     ``tree`` (see the module docstring: carried visits inform Q, not the halving)."""
@@ -487,6 +563,7 @@ def gumbel_policy(
         invalid_actions=invalid_actions,
         extra_data=extra_data,
         tree=tree,
+        chance_outcomes=chance_outcomes,
     )
     # The survivor of sequential halving (mctx's seq_halving.score_considered, masked).
     visits = tree.summary().visit_counts - carried  # [B, A] this search's visits

@@ -23,6 +23,16 @@ reached, every field of the state equal (:func:`same_states`); elsewhere, as aft
 event the tree did not foresee, a redealt hidden hand, or a new game, the search starts
 from an empty tree. So reuse is exact for deterministic games and harmless for the rest.
 
+Chance (games whose step draws a dice roll or a spawned tile from its key). By default
+the key is the chance event: mctx expands each edge once and keeps the state it reached,
+so a child keeps the outcome it first sampled (docs/pgx.md measures the bias). With
+``SearchConfig.chance_nodes``, for a game that enumerates its events
+(``env.num_chance_outcomes``), the tree has explicit chance nodes
+(:func:`make_chance_recurrent_fn`, :mod:`jaxzero.core.mcts`): a move with a chance event
+leads to a chance node, whose children are the outcomes, visited in proportion to their
+probabilities, so its value is their expectation. A move without one (most of
+backgammon's, every move of a deterministic game) leads straight to the next position.
+
 Determinised search (games with hidden information): when the env has
 ``resample_hidden(state, key)`` and ``SearchConfig.determinize`` is on, every root state is
 first replaced by a state its mover cannot tell apart from it (hidden cards redealt, one
@@ -75,6 +85,68 @@ def make_recurrent_fn(env: Env, apply_fn: ApplyFn) -> Callable:
         return output, nxt
 
     return recurrent_fn
+
+
+def make_chance_recurrent_fn(env: Env, apply_fn: ApplyFn) -> Callable:
+    """``recurrent_fn(params, key, action [B], node [B])`` for a search with explicit chance
+    nodes over ``node``: :class:`jaxzero.core.mcts.ChanceEmbedding` [B]; ``action`` < A is a
+    move, A + o the chance outcome o. One env step and one network call per expansion:
+
+    * a move from a decision node whose chance event is still open (``chance_probs`` not
+      one-hot) makes a chance node: priors log p(o) in the outcome slots, reward 0,
+      discount 1, and as its value ``r + γ v(s')`` of one outcome drawn from ``key``
+      (an unbiased estimate, which the visits to its outcomes then average);
+    * any other expansion (a move without chance, a chance node's outcome) makes a
+      decision node exactly as :func:`make_recurrent_fn` does.
+    """
+    num_actions = env.num_actions
+
+    def recurrent_fn(params, key: Array, action: Array, node: mcts.ChanceEmbedding):
+        state, decide = node.state, node.is_decision  # [B], bool [B]
+        move = jnp.where(decide, action, node.action)  # int32 [B]
+        probs = jax.vmap(env.chance_probs)(state, move)  # [B, C]
+        floor = jnp.finfo(jnp.float32).min
+        chance_logits = jnp.where(probs > 0, jnp.log(jnp.maximum(probs, 1e-30)), floor)
+        drawn = jax.random.categorical(key, chance_logits, axis=-1).astype(jnp.int32)
+        outcome = jnp.where(decide, drawn, action - num_actions)
+        nxt = jax.vmap(env.step_outcome)(state, move, outcome)
+        logits, value = apply_fn(params, nxt.observation)  # [B, A], [B]
+        done = nxt.terminated | nxt.truncated
+        mover = state.current_player
+        reward = jnp.take_along_axis(nxt.rewards, mover[:, None], axis=1)[:, 0]
+        discount = jnp.where(done, 0.0, jnp.where(nxt.current_player == mover, 1.0, -1.0))
+        value = jnp.where(done, 0.0, value)
+        chance = decide & (probs.max(axis=-1) < 1)  # bool [B]: the new node is a chance node
+        moves_logits = mask_logits(logits, nxt.legal_action_mask)
+        prior = jnp.where(
+            chance[:, None],
+            jnp.concatenate([jnp.full_like(moves_logits, floor), chance_logits], axis=1),
+            jnp.concatenate([moves_logits, jnp.full_like(chance_logits, floor)], axis=1),
+        )
+        output = mctx.RecurrentFnOutput(
+            reward=jnp.where(chance, 0.0, reward).astype(jnp.float32),
+            discount=jnp.where(chance, 1.0, discount).astype(jnp.float32),
+            prior_logits=prior.astype(jnp.float32),
+            value=jnp.where(chance, reward + discount * value, value).astype(jnp.float32),
+        )
+
+        def keep(before, after):  # a chance node keeps the position its move was made from
+            where = chance.reshape(chance.shape + (1,) * (before.ndim - 1))
+            return jnp.where(where, before, after)
+
+        embedding = mcts.ChanceEmbedding(
+            state=jax.tree.map(keep, state, nxt),
+            action=jnp.where(chance, move, 0).astype(jnp.int32),
+            is_decision=~chance,
+        )
+        return output, embedding
+
+    return recurrent_fn
+
+
+def has_chance_nodes(env: Env, config: SearchConfig) -> bool:
+    """Whether :func:`run_search` searches ``env`` with explicit chance nodes."""
+    return config.chance_nodes and env.num_chance_outcomes > 0
 
 
 def determinizes(env: Env, config: SearchConfig) -> bool:
@@ -159,6 +231,8 @@ def run_search(
     self-play count; ``root`` may pass a precomputed :func:`make_root`. ``tree`` is a
     carried tree (:func:`empty_trees`, :func:`carry_tree`), used where its root is the
     position searched; the search's tree (``search_tree``) is then that tree grown.
+    With :func:`has_chance_nodes` the tree has explicit chance nodes (module docstring),
+    and ``search_tree`` is its decision part.
 
     With :func:`determinizes` the tree grows from ``resample_roots(states)`` (the key is
     split first, one part for the resampling), the root's prior and value still come from
@@ -181,6 +255,23 @@ def run_search(
         root_state = jax.tree.map(lambda x: x[:, mcts.Tree.ROOT_INDEX], tree.embeddings)
         tree = mcts.cleared(tree, ~same_states(root_state, root.embedding))
     recurrent_fn = make_recurrent_fn(env, apply_fn)
+    chance_outcomes = 0
+    if has_chance_nodes(env, config):
+        if tree is not None:
+            raise ValueError(
+                "search.chance_nodes and search.reuse_tree cannot both be on: a carried tree "
+                "keeps no chance nodes"
+            )
+        chance_outcomes = env.num_chance_outcomes
+        batch = states.current_player.shape[0]
+        root = root.replace(
+            embedding=mcts.ChanceEmbedding(
+                state=root.embedding,
+                action=jnp.zeros((batch,), jnp.int32),
+                is_decision=jnp.ones((batch,), bool),
+            )
+        )
+        recurrent_fn = make_chance_recurrent_fn(env, apply_fn)
     invalid_actions = ~states.legal_action_mask
     if config.kind == "puct":
         return mcts.puct_policy(
@@ -196,6 +287,7 @@ def run_search(
             pb_c_base=config.pb_c_base,
             q_bound=config.q_bound,
             tree=tree,
+            chance_outcomes=chance_outcomes,
         )
     if config.kind == "gumbel":
         return mcts.gumbel_policy(
@@ -208,6 +300,7 @@ def run_search(
             max_num_considered_actions=config.max_num_considered_actions,
             gumbel_scale=config.gumbel_scale if noise else 0.0,
             tree=tree,
+            chance_outcomes=chance_outcomes,
         )
     raise ValueError(f"unknown search kind {config.kind!r}; choose gumbel or puct")
 
