@@ -144,6 +144,16 @@ def make_chance_recurrent_fn(env: Env, apply_fn: ApplyFn) -> Callable:
     return recurrent_fn
 
 
+def decision_roots(states: State) -> mcts.ChanceEmbedding:
+    """The roots [B] of a search with explicit chance nodes: decision nodes at ``states``."""
+    batch = states.current_player.shape[0]
+    return mcts.ChanceEmbedding(
+        state=states,
+        action=jnp.zeros((batch,), jnp.int32),
+        is_decision=jnp.ones((batch,), bool),
+    )
+
+
 def has_chance_nodes(env: Env, config: SearchConfig) -> bool:
     """Whether :func:`run_search` searches ``env`` with explicit chance nodes."""
     return config.chance_nodes and env.num_chance_outcomes > 0
@@ -263,14 +273,7 @@ def run_search(
                 "keeps no chance nodes"
             )
         chance_outcomes = env.num_chance_outcomes
-        batch = states.current_player.shape[0]
-        root = root.replace(
-            embedding=mcts.ChanceEmbedding(
-                state=root.embedding,
-                action=jnp.zeros((batch,), jnp.int32),
-                is_decision=jnp.ones((batch,), bool),
-            )
-        )
+        root = root.replace(embedding=decision_roots(root.embedding))
         recurrent_fn = make_chance_recurrent_fn(env, apply_fn)
     invalid_actions = ~states.legal_action_mask
     if config.kind == "puct":
