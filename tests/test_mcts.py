@@ -60,7 +60,8 @@ def _assert_same(ours: mctx.PolicyOutput, theirs: mctx.PolicyOutput):
     [("tic_tac_toe", SIMULATIONS), ("connect_four", SIMULATIONS), ("tic_tac_toe", 40)],
 )
 def test_puct_grows_mctx_tree(game, simulations):
-    """24 simulations: the backup written out; 40 (> mcts.UNROLLED_LEVELS): as a scan."""
+    """40 simulations of tic-tac-toe: more than the game's 9 moves, so paths end in
+    terminal positions and the search goes on below them."""
     _, root, recurrent_fn, invalid = _roots(game)
     kwargs = dict(invalid_actions=invalid, dirichlet_fraction=0.25, dirichlet_alpha=0.3)
     key = jax.random.key(0)

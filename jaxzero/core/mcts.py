@@ -3,18 +3,19 @@
 ``mctx.search`` runs, per simulation, three steps over a batch of B trees: a traversal
 (``jax.vmap`` of a ``while_loop`` whose body evaluates *both* the root and the interior
 selection, since a ``lax.cond`` on the depth becomes a select under ``vmap``), the
-expansion of one leaf, and a backup (a second vmapped ``while_loop``, one scatter per
-level). Both loops run as many iterations as the deepest path in the batch, and on a CPU
-each iteration costs about as much as its arithmetic, so with sharp priors (deep trees)
-the loops cost a third of self-play. Here, for the same ``mctx.Tree``:
+expansion of one leaf, and a backup (a second vmapped ``while_loop``, which under ``vmap``
+selects between the old and the new tree, all of it, at every level). Both loops run as
+many iterations as the deepest path in the batch, and on a CPU each iteration costs about
+as much as its arithmetic, so with sharp priors (deep trees) the loops cost a third of
+self-play. Here, for the same ``mctx.Tree``:
 
 * the root's action is chosen once, before the traversal, which then runs the interior
-  selection only, and records the path: nodes and actions, [B, D] each;
+  selection only, and records the path: nodes and actions, [B, D] each, one entry per
+  tree and level;
 * the expansion is mctx's;
-* the backup has no loop: the returns of all the path's nodes are one recursion
-  ``G_d = r_d + γ_d · G_(d+1)`` written out over the D levels (XLA fuses it into one
-  kernel; a scan beyond 32 levels, to keep compile times short), and the visits and
-  values of the path's nodes and edges are written by one scatter each.
+* the backup walks the recorded path from the bottom up, one loop iteration per level of
+  the deepest path, each writing B entries per field; nothing is selected or written over
+  the whole tree, and nothing costs O(D) per level.
 
 The trees are mctx's exactly: same selection functions (mctx's own, under ``vmap``), same
 keys for the recurrent function, same floating-point operations in the same order
@@ -69,9 +70,6 @@ import mctx
 
 Array = jax.Array
 Tree = mctx.Tree
-# Up to this depth the backup's recursion is written out level by level (one fused kernel);
-# beyond it, a scan: an unrolled recursion of hundreds of levels compiles for minutes.
-UNROLLED_LEVELS = 32
 # (key [B], tree, node [B], depth [B]) -> action int32 [B]; mctx's unbatched signature, vmapped
 Selection = Callable[[Array, Tree, Array, Array], Array]
 
@@ -275,7 +273,6 @@ def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_select
     """
     batch = keys.shape[0]
     rows = jnp.arange(batch)
-    levels = jnp.arange(max_depth)
 
     node = jnp.full((batch,), Tree.ROOT_INDEX, jnp.int32)
     depth = jnp.zeros((batch,), jnp.int32)  # edges taken before this level
@@ -294,9 +291,9 @@ def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_select
         go = going(carry)
         node = jnp.where(go, child, node)
         action = jnp.where(go, interior_selection(keys, tree, node, length), action)
-        here = go[:, None] & (levels[None, :] == length[:, None])  # [B, D]
-        path = jnp.where(here, node[:, None], path)
-        path_actions = jnp.where(here, action[:, None], path_actions)
+        at = jnp.where(go, length, max_depth)  # [B]; D: dropped
+        path = path.at[rows, at].set(node, mode="drop")
+        path_actions = path_actions.at[rows, at].set(action, mode="drop")
         child = jnp.where(go, tree.children_index[rows, node, action], child)
         return node, action, child, length + go, path, path_actions
 
@@ -327,45 +324,56 @@ def expand(params, key: Array, tree: Tree, recurrent_fn, parent: Array, action: 
 
 
 def backup(tree: Tree, leaf: Array, length: Array, path: Array, path_actions: Array) -> Tree:
-    """mctx's ``backward`` from ``leaf`` [B] up the recorded path, without a loop."""
-    batch, max_depth = path.shape
-    rows = jnp.arange(batch)[:, None]
-    on_path = jnp.arange(max_depth)[None, :] < length[:, None]  # bool [B, D]
-    reward = tree.children_rewards[rows, path, path_actions]  # [B, D]
-    discount = tree.children_discounts[rows, path, path_actions]
-    # G_d = r_d + γ_d · G_(d+1) from G_length = value(leaf): mctx's recursion, level by level.
-    value = tree.node_values[rows[:, 0], leaf]  # [B]
-    if max_depth <= UNROLLED_LEVELS:  # written out: one fused kernel
-        returns = [value] * max_depth
-        for d in reversed(range(max_depth)):
-            value = jnp.where(on_path[:, d], reward[:, d] + discount[:, d] * value, value)
-            returns[d] = value
-        returns = jnp.stack(returns, axis=1)  # [B, D]
-    else:  # deeper budgets: the same recursion as a scan, so that compile time stays short
+    """mctx's ``backward`` from ``leaf`` [B] up the recorded path, for B trees at once.
 
-        def level(value, xs):
-            on, r, g = xs
-            value = jnp.where(on, r + g * value, value)
-            return value, value
+    One loop iteration per level of the deepest path in the batch, from the bottom up, each
+    writing B entries per field (a path that is shorter writes to index N, out of bounds,
+    which the scatters drop). mctx's vmapped ``while_loop`` instead selects between the old
+    and the new tree, all of it, at every level; a loop-free backup over all D levels costs
+    O(B·D) scatters per simulation however shallow the tree (docs/benchmarks.md). The
+    arithmetic is mctx's, in its order: ``G_d = r_d + γ_d · G_(d+1)`` from
+    ``G_length = value(leaf)``, each path node's value the running mean of its returns,
+    each edge's value its child's new value."""
+    batch = path.shape[0]
+    rows = jnp.arange(batch)
+    num_nodes = tree.node_values.shape[1]
 
-        xs = (on_path.T, reward.T, discount.T)
-        returns = jax.lax.scan(level, value, xs, reverse=True)[1].T  # [B, D]
+    def level(carry):
+        d, value, below, values, visits, edge_values, edge_visits = carry
+        on = d < length  # bool [B]: this path has a level d
+        node = jnp.where(on, path[:, d], num_nodes)  # [B]; N: dropped
+        held = jnp.minimum(node, num_nodes - 1)  # a safe index to read
+        action = path_actions[:, d]
+        reward = tree.children_rewards[rows, held, action]
+        discount = tree.children_discounts[rows, held, action]
+        value = jnp.where(on, reward + discount * value, value)
+        count = visits[rows, held]
+        node_value = (values[rows, held] * count + value) / (count + 1.0)
+        child_value = values[rows, below]  # the node below, already updated
+        values = values.at[rows, node].set(node_value, mode="drop")
+        visits = visits.at[rows, node].add(1, mode="drop")
+        edge_values = edge_values.at[rows, node, action].set(child_value, mode="drop")
+        edge_visits = edge_visits.at[rows, node, action].add(1, mode="drop")
+        below = jnp.where(on, held, below)
+        return d - 1, value, below, values, visits, edge_values, edge_visits
 
-    count = tree.node_visits[rows, path]  # int32 [B, D]
-    node_value = (tree.node_values[rows, path] * count + returns) / (count + 1.0)
-    # Off the path, write to index N (out of bounds) so the scatters drop it.
-    nodes = jnp.where(on_path, path, tree.node_values.shape[1])
-    node_values = tree.node_values.at[rows, nodes].set(node_value, mode="drop")
-    # The edge d leads to node d + 1 of the path, the last one to the leaf.
-    below = jnp.concatenate([path[:, 1:], leaf[:, None]], axis=1)
-    below = jnp.where(jnp.arange(max_depth)[None, :] == (length - 1)[:, None], leaf[:, None], below)
+    carry = (
+        jnp.max(length) - 1,
+        tree.node_values[rows, leaf],
+        leaf,
+        tree.node_values,
+        tree.node_visits,
+        tree.children_values,
+        tree.children_visits,
+    )
+    *_, values, visits, edge_values, edge_visits = jax.lax.while_loop(
+        lambda carry: carry[0] >= 0, level, carry
+    )
     return tree.replace(
-        node_values=node_values,
-        node_visits=tree.node_visits.at[rows, nodes].add(1, mode="drop"),
-        children_values=tree.children_values.at[rows, nodes, path_actions].set(
-            node_values[rows, below], mode="drop"
-        ),
-        children_visits=tree.children_visits.at[rows, nodes, path_actions].add(1, mode="drop"),
+        node_values=values,
+        node_visits=visits,
+        children_values=edge_values,
+        children_visits=edge_visits,
     )
 
 
