@@ -10,10 +10,10 @@ for the mover, a finished game's legal mask is all ones), so the bridge only add
 * ``max_steps``: pgx never truncates, while every Env ends by ``max_steps``. For games
   that pgx itself ends (``_MAX_STEPS``: go at 2·size², chess and shogi at 512, animal
   shogi and gardner chess at 256; tic-tac-toe, Connect Four, othello and hex by their
-  board) the bound is never reached first; backgammon and 2048 have no bound, and are
-  truncated at 1,000 actions unless ``max_steps`` says otherwise (a backgammon game
-  truncated is a draw; a 2048 game keeps the score it made: random play ends by about 150
-  moves, a 2048 tile takes about 1,000).
+  board) the bound is never reached first; backgammon, 2048 and MinAtar have no bound
+  (freeway ends itself at 2,500), and are truncated at 1,000 actions unless ``max_steps``
+  says otherwise (a backgammon game truncated is a draw; a 2048 or MinAtar game keeps the
+  score it made: random 2048 play ends by about 150 moves, a 2048 tile takes about 1,000).
 * ``symmetries``: the 8 of the square for go and the 4 of them that keep othello's
   starting discs (pass fixed), the half-turn for hex (swap fixed), identity for the
   others: a wrong group is worse than none.
@@ -28,10 +28,14 @@ for the mover, a finished game's legal mask is all ones), so the bridge only add
 
 Refused, with the reason: games with hidden information (a search over the true state
 would see the opponent's cards, and a determinised search needs ``resample_hidden``, which
-pgx does not provide), MinAtar (its games live in the separate ``pgx-minatar`` package,
-and are not wired here), and games of more than two players. Single-player games (2048)
-pay scores, not ±1: train them with a categorical value head
+pgx does not provide) and games of more than two players. Single-player games (2048,
+MinAtar) pay scores, not ±1: train them with a categorical value head
 (``network.value_head=categorical``, ``jaxzero.core.values``).
+
+MinAtar's five games (``pgx/minatar-breakout``...) live in the separate ``pgx-minatar``
+package, which pgx's ``make`` imports. It is GPL-3.0 (MinAtar's licence), so it is an
+extra of its own (``pip install 'jaxzero[minatar]'``), never pulled in by ``jaxzero[pgx]``;
+without it the error says so. Its randomness (sticky actions, spawns) is the step key.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ from envs.core import Env, State, state_dataclass
 
 Array = jax.Array
 
-# Perfect-information two-player pgx games: the step bound, pgx's or the bridge's.
+_MINATAR = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
+# The pgx games the bridge builds: the step bound, pgx's or the bridge's.
 _MAX_STEPS = {
     "tic_tac_toe": 9,
     "connect_four": 42,
@@ -63,6 +68,8 @@ _MAX_STEPS = {
     "shogi": 512,
     "backgammon": 1000,  # pgx has no bound: the bridge's cap
     "2048": 1000,  # pgx has no bound: the bridge's cap
+    # MinAtar (the pgx-minatar package): no bound but freeway's own 2,500-step timer
+    **{f"minatar-{game}": 1000 for game in _MINATAR},  # the bridge's cap
 }
 _HIDDEN = ("kuhn_poker", "leduc_holdem", "sparrow_mahjong", "bridge_bidding")
 
@@ -74,11 +81,6 @@ def refusal(game_id: str) -> str | None:
             f"pgx/{game_id} has hidden information: a search over the true state would see "
             "the opponent's cards, and jaxzero's determinised search needs resample_hidden, "
             "which pgx does not provide"
-        )
-    if game_id.startswith("minatar-"):
-        return (
-            f"pgx/{game_id} is a MinAtar game, which lives in the separate pgx-minatar "
-            "package; the bridge does not wire it yet"
         )
     return None
 
@@ -183,7 +185,16 @@ def make_pgx(game_id: str, max_steps: int | None = None, **kwargs: Any) -> PgxEn
         raise ValueError(
             f"pgx has no game {game_id!r}; its games are: {', '.join(pgx.available_envs())}"
         )
-    return from_pgx(pgx.make(game_id, **kwargs), max_steps=max_steps)
+    try:
+        pgx_env = pgx.make(game_id, **kwargs)
+    except ImportError:
+        if not game_id.startswith("minatar-"):
+            raise
+        raise ImportError(
+            f"pgx/{game_id} needs pgx-minatar (GPL-3.0, MinAtar's licence), which is not "
+            "installed: pip install 'jaxzero[minatar]'"
+        ) from None
+    return from_pgx(pgx_env, max_steps=max_steps)
 
 
 def from_pgx(pgx_env, max_steps: int | None = None) -> PgxEnv:

@@ -8,6 +8,8 @@ means, so each carries the measurement that chose its values.
 
 from __future__ import annotations
 
+import dataclasses
+
 from jaxzero.core.config import (
     Config,
     EvaluationConfig,
@@ -130,6 +132,22 @@ _PGX_2048 = Config(
     seed=0,
 )
 
+
+# MinAtar's five games (the pgx-minatar package): 2048's recipe, its scores discounted at
+# γ = 0.99 (the DQN baselines' horizon), so a value stays under 100 x the largest reward
+# a step pays; the 10 x 10 board flattened into the MLP. Not tuned per game.
+def _pgx_minatar(game: str) -> Config:
+    return dataclasses.replace(
+        _PGX_2048,
+        game=f"pgx/minatar-{game}",
+        network=dataclasses.replace(_PGX_2048.network, value_max=300.0),
+        search=dataclasses.replace(_PGX_2048.search, max_num_considered_actions=6),
+        selfplay=dataclasses.replace(_PGX_2048.selfplay, discount=0.99),
+    )
+
+
+_MINATAR = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
+
 PRESETS: dict[str, Config] = {
     # Small MLP, Gumbel with 16 simulations: perfect play in ~200-300 iterations, well under
     # a minute of training on two CPU cores (tests/test_gate_tic_tac_toe.py). The first 4
@@ -239,6 +257,7 @@ PRESETS: dict[str, Config] = {
     **{f"pgx/{game}": _pgx_board(f"pgx/{game}", *sizes) for game, sizes in _PGX_BOARDS.items()},
     "pgx/backgammon": _PGX_BACKGAMMON,
     "pgx/2048": _PGX_2048,
+    **{f"pgx/minatar-{game}": _pgx_minatar(game) for game in _MINATAR},
 }
 
 
