@@ -18,9 +18,12 @@ register("star_duel", "envs.star_duel:StarDuel")
 # The short game for training (authority 10; a turn cap that keeps max_steps at 800).
 register("star_duel_short", "envs.star_duel:StarDuel", authority=10, turn_cap=20)
 
-# pgx's perfect-information games of one or two players, through the bridge (pgx optional).
+# pgx's perfect-information games of one or two players, through the bridge (pgx optional;
+# MinAtar's also needs pgx-minatar).
 for _game in ("2048", "animal_shogi", "backgammon", "chess", "connect_four", "gardner_chess",
-              "go_9x9", "go_19x19", "hex", "othello", "shogi", "tic_tac_toe"):  # fmt: skip
+              "go_9x9", "go_19x19", "hex", "othello", "shogi", "tic_tac_toe",
+              "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest",
+              "minatar-space_invaders"):  # fmt: skip
     register(f"pgx/{_game}", "envs.pgx:make_pgx", game_id=_game)
 
 

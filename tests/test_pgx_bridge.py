@@ -59,7 +59,9 @@ def test_every_pgx_game_is_built_or_refused_in_one_line():
         envs.make("pgx/no_such_game")
 
 
-@pytest.mark.parametrize("game_id", ["othello", "hex", "backgammon", "animal_shogi", "2048"])
+@pytest.mark.parametrize(
+    "game_id", ["othello", "hex", "backgammon", "animal_shogi", "2048", "minatar-breakout"]
+)
 def test_the_bridge_is_pgx_move_for_move(game_id):
     """Same keys, same random legal actions: same observations, masks, rewards, movers."""
     theirs = pgx.make(game_id)
@@ -112,9 +114,19 @@ def test_a_wrong_group_is_caught():
         testing.check_symmetries(env, num_games=4)
 
 
-@pytest.mark.parametrize("game_id", ["othello", "backgammon", "2048"])
+@pytest.mark.parametrize("game_id", ["othello", "backgammon", "2048", "minatar-breakout"])
 def test_the_contract_holds_through_the_bridge(game_id):
     testing.check_env(envs.make(f"pgx/{game_id}"), num_games=4)
+
+
+def test_minatar_without_its_package_says_how_to_get_it(monkeypatch):
+    def make(game_id, **kwargs):  # pgx's make, as it fails without pgx-minatar
+        raise ModuleNotFoundError("No module named 'pgx_minatar'")
+
+    monkeypatch.setattr(pgx, "make", make)
+    with pytest.raises(ImportError, match=r"pip install 'jaxzero\[minatar\]'") as missing:
+        envs.make("pgx/minatar-breakout")
+    assert "\n" not in str(missing.value) and "GPL-3.0" in str(missing.value)
 
 
 @pytest.mark.parametrize("game_id", ["2048", "backgammon"])
@@ -134,12 +146,12 @@ def test_a_wrong_chance_distribution_is_caught():
 @pytest.mark.parametrize(
     "game_id, chance_nodes",
     [("othello", False), ("backgammon", False), ("2048", False), ("backgammon", True),
-     ("2048", True)],
+     ("2048", True), ("minatar-breakout", False)],
 )  # fmt: skip
 def test_a_tiny_iteration_compiles_once_runs_and_checkpoints(game_id, chance_nodes, tmp_path):
     config = tiny_config(f"pgx/{game_id}", network__kind="mlp")
-    if game_id == "2048":  # the preset's categorical head; games long enough to finish
-        config = tiny_config("pgx/2048", selfplay__moves_per_iteration=60)
+    if game_id in ("2048", "minatar-breakout"):  # the preset's categorical head; games
+        config = tiny_config(f"pgx/{game_id}", selfplay__moves_per_iteration=60)  # that finish
     if chance_nodes:  # explicit chance nodes, with the other search than the preset's
         config = dataclasses.replace(
             config, search=dataclasses.replace(config.search, chance_nodes=True, kind="puct")
@@ -156,6 +168,10 @@ def test_a_tiny_iteration_compiles_once_runs_and_checkpoints(game_id, chance_nod
         assert sum(r["game_return"] * r["games_finished"] for r in rows) > 0
         written = np.asarray(state.replay.written)
         assert np.asarray(state.replay.value_target)[written].max() > 1.0
+    if game_id == "minatar-breakout":  # single-player: finished games, no negative score
+        assert sum(r["games_finished"] for r in rows) > 0
+        written = np.asarray(state.replay.value_target)[np.asarray(state.replay.written)]
+        assert written.size and written.min() >= 0.0
     # The bridge's state (pgx's inside) saves and restores: orbax refuses zero-size arrays.
     with Checkpointer(tmp_path) as checkpointer:
         checkpointer.save(3, state, config_to_dict(config))
