@@ -175,6 +175,26 @@ def test_checkpointer_keeps_the_newest_and_every_kth(tmp_path):
         assert checkpointer.steps() == [4, 8, 9, 10, 11]
 
 
+def test_zero_size_arrays_save_and_restore(tmp_path):
+    """orbax refuses zero-size arrays (pgx's MinAtar asterix holds one): they are stored as
+    one element and come back empty, with the other arrays intact."""
+    import flax.struct
+    import jax.numpy as jnp
+
+    @flax.struct.dataclass
+    class State:
+        counts: jax.Array
+        unused: jax.Array
+
+    state = State(counts=jnp.arange(6, dtype=jnp.int32).reshape(2, 3), unused=jnp.ones((2, 0)))
+    with Checkpointer(tmp_path) as checkpointer:
+        checkpointer.save(1, state, {"game": "x"})
+        restored, config = checkpointer.restore(jax.eval_shape(lambda: state))
+    assert config == {"game": "x"} and restored.unused.shape == (2, 0)
+    assert restored.unused.dtype == jnp.float32
+    np.testing.assert_array_equal(restored.counts, state.counts)
+
+
 def test_keep_every_must_be_a_multiple_of_the_checkpoint_interval(config):
     """Settings the driver cannot honour fail when the config is built, before any run."""
     with pytest.raises(ValueError, match="make it a multiple of 2"):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -89,15 +90,39 @@ def _is_key(x: Any) -> bool:
     return hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
 
 
+def _is_empty(x: Any) -> bool:  # a zero-size array, which orbax refuses to write
+    return hasattr(x, "shape") and math.prod(x.shape) == 0
+
+
 def _to_storable(tree: Any) -> Any:
-    return jax.tree.map(lambda x: jax.random.key_data(x) if _is_key(x) else x, tree)
+    """Keys as their raw data; a zero-size array (a pgx game's unused slots, MinAtar
+    asterix's) as one zero of its dtype, since orbax refuses to write zero-size arrays."""
+
+    def storable(x: Any) -> Any:
+        if _is_key(x):
+            return jax.random.key_data(x)
+        return jnp.zeros((1,), x.dtype) if _is_empty(x) else x
+
+    return jax.tree.map(storable, tree)
 
 
 def _storable_target(abstract: Any) -> Any:
     def target(x: Any) -> Any:
-        return jax.eval_shape(jax.random.key_data, x) if _is_key(x) else x
+        if _is_key(x):
+            return jax.eval_shape(jax.random.key_data, x)
+        if not _is_empty(x):
+            return x
+        return jax.ShapeDtypeStruct((1,), x.dtype, sharding=_replicated(x))
 
     return jax.tree.map(target, abstract)
+
+
+def _replicated(x: Any) -> Any:
+    """A sharding for one element in place of ``x``: replicated over x's mesh, if any."""
+    sharding = getattr(x, "sharding", None)
+    if isinstance(sharding, jax.sharding.NamedSharding):
+        return jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
+    return sharding
 
 
 def _restore_target(abstract: Any) -> Any:
@@ -109,6 +134,9 @@ def _from_storable(tree: Any, abstract: Any) -> Any:
     def restore(x: Any, like: Any) -> Any:
         if _is_key(like):
             return jax.random.wrap_key_data(x)  # the default key implementation
+        if _is_empty(like):  # nothing was stored: the empty array, placed as ``like``
+            sharding = getattr(like, "sharding", None) or x.sharding
+            return jax.device_put(jnp.zeros(like.shape, like.dtype), sharding)
         return x
 
     return jax.tree.map(restore, tree, abstract)
