@@ -101,7 +101,10 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
         (["analyze", "chess"], "unknown game 'chess'"),
         (["play", "chess"], "unknown game 'chess'; choose a preset"),
         (["play", "pgx/kuhn_poker"], "pgx/kuhn_poker has hidden information: a search"),
-        (["analyze", "pgx/minatar-breakout"], "pgx/minatar-breakout is a MinAtar game"),
+        (
+            ["train", "pgx/minatar-breakout", "search.chance_nodes=true", "--out", "{tmp}/m"],
+            "pgx/minatar-breakout does not: set search.chance_nodes=false",
+        ),
         (["train", "pgx/no_such_game"], "pgx has no game 'no_such_game'"),
         (["play", "go_9x9"], "no agent in runs/go_9x9 and none shipped for go_9x9: train one"),
         (
