@@ -7,6 +7,7 @@ state = env.step(state, action)
 """
 
 from envs.core import Env, State, available, make, register, state_dataclass
+from envs.pgx import GAMES
 from envs.symmetry import Symmetries
 
 register("tic_tac_toe", "envs.tic_tac_toe:TicTacToe")
@@ -20,10 +21,7 @@ register("star_duel_short", "envs.star_duel:StarDuel", authority=10, turn_cap=20
 
 # pgx's perfect-information games of one or two players, through the bridge (pgx optional;
 # MinAtar's also needs pgx-minatar).
-for _game in ("2048", "animal_shogi", "backgammon", "chess", "connect_four", "gardner_chess",
-              "go_9x9", "go_19x19", "hex", "othello", "shogi", "tic_tac_toe",
-              "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest",
-              "minatar-space_invaders"):  # fmt: skip
+for _game in GAMES:
     register(f"pgx/{_game}", "envs.pgx:make_pgx", game_id=_game)
 
 

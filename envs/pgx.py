@@ -53,7 +53,8 @@ from envs.core import Env, State, state_dataclass
 
 Array = jax.Array
 
-_MINATAR = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
+# MinAtar's games, "minatar-<name>" in pgx (the pgx-minatar package)
+MINATAR = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
 # The pgx games the bridge builds: the step bound, pgx's or the bridge's.
 _MAX_STEPS = {
     "tic_tac_toe": 9,
@@ -69,8 +70,9 @@ _MAX_STEPS = {
     "backgammon": 1000,  # pgx has no bound: the bridge's cap
     "2048": 1000,  # pgx has no bound: the bridge's cap
     # MinAtar (the pgx-minatar package): no bound but freeway's own 2,500-step timer
-    **{f"minatar-{game}": 1000 for game in _MINATAR},  # the bridge's cap
+    **{f"minatar-{game}": 1000 for game in MINATAR},  # the bridge's cap
 }
+GAMES = tuple(_MAX_STEPS)  # the pgx ids the bridge builds (envs registers each as pgx/<id>)
 _HIDDEN = ("kuhn_poker", "leduc_holdem", "sparrow_mahjong", "bridge_bidding")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from envs.pgx import MINATAR
 from jaxzero.core.config import (
     Config,
     EvaluationConfig,
@@ -146,8 +147,6 @@ def _pgx_minatar(game: str) -> Config:
     )
 
 
-_MINATAR = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
-
 PRESETS: dict[str, Config] = {
     # Small MLP, Gumbel with 16 simulations: perfect play in ~200-300 iterations, well under
     # a minute of training on two CPU cores (tests/test_gate_tic_tac_toe.py). The first 4
@@ -257,7 +256,7 @@ PRESETS: dict[str, Config] = {
     **{f"pgx/{game}": _pgx_board(f"pgx/{game}", *sizes) for game, sizes in _PGX_BOARDS.items()},
     "pgx/backgammon": _PGX_BACKGAMMON,
     "pgx/2048": _PGX_2048,
-    **{f"pgx/minatar-{game}": _pgx_minatar(game) for game in _MINATAR},
+    **{f"pgx/minatar-{game}": _pgx_minatar(game) for game in MINATAR},
 }
 
 
