@@ -37,7 +37,7 @@ from jaxzero.core import learner, networks
 from jaxzero.core.config import apply_overrides, parse_key_values
 from jaxzero.core.presets import get_preset
 from jaxzero.core.replay import Batch
-from jaxzero.measure.games import position_set
+from jaxzero.measure.games import PositionSet, position_set
 from jaxzero.measure.players import RawPolicyPlayer, evaluation_network, evaluation_player
 from jaxzero.measure.positions import SolvedPositions, states_from_moves
 from jaxzero.measure.solvers import connect_four as c4
@@ -74,19 +74,18 @@ def make_labels(path: Path, positions: int, max_nodes: int, seed: int) -> None:
           f"({dropped} dropped over {max_nodes:,} nodes)")  # fmt: skip
 
 
-def dataset(env, moves, lengths, results, mirror: bool = True) -> Batch:
-    """Labelled positions (and their mirror images) as perfect targets: Batch [N] or [2N].
-    ``results`` int8 [N, 7]: the sign of the mover's score after each column, or ILLEGAL."""
+def dataset(env, data: PositionSet, mirror: bool = True) -> Batch:
+    """Solved positions (and their mirror images) as perfect targets: Batch [N] or [2N]."""
+    moves, lengths, results = data.moves, data.lengths, data.results  # results: -2 illegal
     if mirror:
         mirrored = np.where(moves >= 0, c4.WIDTH - 1 - moves, moves)
         moves = np.concatenate([moves, mirrored])
         lengths = np.concatenate([lengths, lengths])
         results = np.concatenate([results, results[:, ::-1]])
     states = states_from_moves(env, moves, lengths)
-    legal = results != c4.ILLEGAL
-    best = np.where(legal, results, -2).max(1)
-    optimal = legal & (results == best[:, None])
-    assert np.array_equal(legal, np.asarray(states.legal_action_mask)), "labels and env disagree"
+    best = results.max(1)
+    optimal = results == best[:, None]  # never an illegal move: -2 is below every result
+    assert np.array_equal(results > -2, np.asarray(states.legal_action_mask)), "labels and env"
     return Batch(
         observation=states.observation,
         policy=jnp.asarray(optimal / optimal.sum(1, keepdims=True), jnp.float32),
@@ -109,14 +108,12 @@ def main() -> None:
 
     if not args.labels.exists():
         make_labels(args.labels, args.positions, args.max_nodes, args.seed)
-    labels = np.load(args.labels)
+    with np.load(args.labels) as f:
+        labels = PositionSet(f["moves"], f["lengths"], f["results"], f["results"] != c4.ILLEGAL)
     config = apply_overrides(get_preset("connect_four"), parse_key_values(args.set, "--set"))
     env = envs.make("connect_four")
-    data = dataset(env, labels["moves"], labels["lengths"], labels["results"])
-    shipped = position_set("connect_four")
-    held_out = dataset(
-        env, shipped.moves, shipped.lengths, c4.score_to_result(shipped.scores), mirror=False
-    )
+    data = dataset(env, labels)
+    held_out = dataset(env, position_set("connect_four"), mirror=False)
 
     n = data.value_target.shape[0]
     size = config.optim.minibatch_size
@@ -124,18 +121,13 @@ def main() -> None:
     optim = dataclasses.replace(config.optim, decay_steps=steps)
     network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
+    value = networks.value_transform(config.network)
     params = networks.init_params(network, env, jax.random.key(0))
     optimizer = learner.make_optimizer(optim)
-    update = jax.jit(
-        learner.make_update_fn(
-            apply_fn, optimizer, optim, value=networks.value_transform(config.network)
-        )
-    )
+    update = jax.jit(learner.make_update_fn(apply_fn, optimizer, optim, value=value))
     opt_state = optimizer.init(params)
     held_out_loss = jax.jit(
-        lambda params: learner.loss_fn(
-            params, apply_fn, held_out, value=networks.value_transform(config.network)
-        )[1]
+        lambda params: learner.loss_fn(params, apply_fn, held_out, value=value)[1]
     )
     count = sum(x.size for x in jax.tree.leaves(params))
     print(f"{n} training positions (with mirrors), {count:,} parameters "
