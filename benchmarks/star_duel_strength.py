@@ -27,7 +27,7 @@ import jax
 from jaxzero.measure.match import play_match
 from jaxzero.measure.opponents import make_opponent
 from jaxzero.measure.statistics import wilson_interval
-from jaxzero.run.agent import load_agent
+from jaxzero.run.agent import load_agent, parse_settings
 
 
 def main() -> None:
@@ -40,9 +40,16 @@ def main() -> None:
     parser.add_argument("--opponents", nargs="+", default=["random", "greedy"])
     parser.add_argument("--opening-plies", type=int, default=0, help="random plies first")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a search.* or evaluation.* setting, e.g. search.determinize=false (repeatable)",
+    )
     args = parser.parse_args()
 
-    agent = load_agent(args.run)
+    agent = load_agent(args.run, search=parse_settings(args.set))
     cfg = agent.config
     sims = cfg.evaluation.simulations if args.simulations is None else args.simulations
     print(
