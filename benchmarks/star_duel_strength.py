@@ -7,9 +7,12 @@ and plays ``--games`` games against each opponent on the agent's own game (the p
 ``star_duel_short``: authority 10), half with the agent moving first, in one batched,
 jitted match each (``jaxzero.measure.match.play_match``; paired games share their deals). The
 agent moves by noise-free greedy search (``Agent.search_player``: ``--simulations``, default
-the config's ``evaluation.simulations``; determinised when the config says so). Prints the
-win rate and the score ((wins + draws / 2) / games), each with its 95% Wilson interval, and
-the first-seat / second-seat split; a truncated game is a draw.
+the config's ``evaluation.simulations``; determinised when the config says so; ``--set
+KEY=VALUE`` changes a ``search.*`` or ``evaluation.*`` setting: ``--set
+search.determinize=false`` searches the true state, seeing the other player's hand, an
+oracle for what a better treatment of the hidden cards could gain). Prints the win rate and
+the score ((wins + draws / 2) / games), each with its 95% Wilson interval, and the
+first-seat / second-seat split; a truncated game is a draw.
 
 Measured (2026-11-29): ``jaxzero train star_duel --seconds 1800`` (the preset now called
 ``star_duel_short``) reached iteration 2,790 (2.86M positions); at 64 simulations it beat
