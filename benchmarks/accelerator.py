@@ -36,6 +36,7 @@ import sys
 import time
 from pathlib import Path
 
+from child_env import child_env
 from toy import TOY_RUN
 
 HERE = Path(__file__).resolve().parent
@@ -100,7 +101,7 @@ def run_section(section: Section, deadline: float) -> None:
             text=True,
             timeout=min(section.limit, left),
             cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env=child_env(),  # the caller's PYTHONPATH kept, after the repo
         )
         code, status = done.returncode, "ok" if done.returncode == 0 else "failed"
         output = done.stdout if code == 0 else done.stdout + done.stderr[-3000:]

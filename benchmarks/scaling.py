@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from child_env import child_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Small enough for a 2-core CPU; updates start at once (min_size below one iteration).
@@ -164,7 +166,7 @@ def main() -> None:
 
 def _launch(args, n: int, devices: int, extra: list[str], barrier: str = "") -> subprocess.Popen:
     """A worker timing ``n`` devices (``devices`` forced on the platform)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SCALING_BARRIER": barrier}
+    env = child_env(SCALING_BARRIER=barrier)  # the caller's PYTHONPATH kept, after the repo
     if not args.real:
         env["JAX_PLATFORMS"] = "cpu"
         flags = f" --xla_force_host_platform_device_count={devices}"

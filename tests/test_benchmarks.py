@@ -62,3 +62,32 @@ def test_the_accelerator_suite_at_toy_size_runs_every_section_and_writes_its_tab
     assert "| tic_tac_toe | 8 |" in sections["env"]["output"]  # ours beside pgx
     assert "pgx+mctx pos/s" in sections["selfplay_tic_tac_toe_8"]["output"]
     assert "## Training curve rows" in text
+
+
+def test_child_processes_keep_the_callers_pythonpath_after_the_repo(monkeypatch, tmp_path):
+    """A machine whose packages come from a ``pip install --target`` folder on PYTHONPATH:
+    the benchmarks' child processes find them too, with the repository first."""
+    import os
+
+    from child_env import ROOT, child_env
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), "", str(ROOT)]))
+    env = child_env(SCALING_BARRIER="x")
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(ROOT), str(tmp_path)]
+    assert env["SCALING_BARRIER"] == "x" and "SCALING_BARRIER" not in os.environ
+    monkeypatch.delenv("PYTHONPATH")
+    assert child_env()["PYTHONPATH"] == str(ROOT)
+
+
+def test_an_accelerator_section_finds_packages_on_the_callers_pythonpath(monkeypatch, tmp_path):
+    import time
+
+    import accelerator
+
+    (tmp_path / "only_on_the_callers_path.py").write_text("FOUND = 1\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    code = "import jaxzero, only_on_the_callers_path; print(only_on_the_callers_path.FOUND)"
+    section = accelerator.Section("probe", "probe", [sys.executable, "-c", code], limit=60)
+    accelerator.run_section(section, time.monotonic() + 60)
+    assert section.result["status"] == "ok", section.result["output"]
+    assert section.result["output"] == "1"
