@@ -31,11 +31,13 @@ train: setup
 test: setup system-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy envs jaxzero/__init__.py
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy envs jaxzero/__init__.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

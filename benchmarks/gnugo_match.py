@@ -52,7 +52,7 @@ def main() -> None:
     gnugo = shutil.which("gnugo") or shutil.which("gnugo", path="/usr/games")
     if gnugo is None:
         sys.exit("gnugo not found: run `make system-deps`")
-    agent = load_agent(args.checkpoint, search=parse_settings(args.set))
+    agent = load_agent(args.checkpoint, settings=parse_settings(args.set))
     size, komi = agent.env.size, agent.env.komi
     ours_cmd = [sys.executable, "-m", "jaxzero.cli", "gtp", "--checkpoint", args.checkpoint]
     if args.simulations:

@@ -40,7 +40,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    agent = load_agent(args.run, search=parse_settings(args.set))
+    agent = load_agent(args.run, settings=parse_settings(args.set))
     probe = SolvedPositions(agent.env)
     raw = RawPolicyPlayer(agent.apply_fn)  # the network as the agent's search sees it
     search = agent.search_player(args.simulations, args.search)

@@ -52,7 +52,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    agent = load_agent(args.run, search=parse_settings(args.set))
+    agent = load_agent(args.run, settings=parse_settings(args.set))
     cfg = agent.config
     sims = cfg.evaluation.simulations if args.simulations is None else args.simulations
     print(

@@ -63,7 +63,7 @@ class ConnectFourState(State):
     bitboards: Array  # uint32 [2, 2] per player: (low, high) words of the 49-bit bitboard
 
 
-class ConnectFour(Env):
+class ConnectFour(Env[ConnectFourState]):
     id = "connect_four"
     num_actions = COLUMNS
     observation_shape = (ROWS, COLUMNS, 2)

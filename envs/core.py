@@ -1,4 +1,4 @@
-"""The Env contract (pgx-compatible), the State base and the game registry.
+"""The Env contract (pgx-compatible), its optional capabilities and the State base.
 
 Everything here is unbatched: one game, one state. Callers batch with ``jax.vmap``.
 
@@ -31,26 +31,60 @@ probabilities (explicit chance nodes, ``SearchConfig.chance_nodes``). Such a gam
 
 so that ``step(state, action, key)`` is distributed as ``step_outcome(state, action, o)``
 with ``o ~ chance_probs(state, action)``; ``envs.testing.check_chance`` checks it.
+
+Capabilities. What a game may offer beyond the three functions is declared on :class:`Env`
+with a default that is right for a game without it, so callers read the declaration and
+never probe with ``hasattr``; ``envs.testing.check_env`` checks every capability a game
+declares:
+
+==============================  ===========================  ===================================
+capability                      declared by                  default
+==============================  ===========================  ===================================
+chance, enumerated (above)      ``num_chance_outcomes > 0``  0: ``chance_probs`` raises TypeError
+hidden information              ``has_hidden_information``   False: ``resample_hidden`` returns
+                                                             the state itself
+symmetries                      ``symmetries``               the trivial group (identity only)
+text notation                   ``action_to_text``,          action numbers; ``render`` raises
+                                ``text_to_action``,          TypeError
+                                ``render``
+==============================  ===========================  ===================================
+
+Hidden information (optional). A game in which the mover does not see everything (the
+other player's cards) sets ``has_hidden_information = True`` and overrides
+
+* ``resample_hidden(state, key) -> State`` a state the mover cannot tell from ``state``,
+  drawn with ``key``: the same observation (``observation`` and ``observe(., mover)``),
+  mover, legal mask, rewards, ended flags and step count, the hidden part redealt,
+
+which a determinised search calls on its roots (``SearchConfig.determinize``). For a game
+of perfect information the only such state is ``state`` itself, so the default returns it;
+callers decide whether to determinise by ``env.has_hidden_information``.
+
+The registry is :mod:`envs.registry`: ``make`` of a registered id, a family's id
+(``pgx/<name>``) or a ``"module:Class"`` path; ``game_spec``, the string back; and the
+games of installed packages, registered through the entry-point group ``jaxzero.games``.
+Nothing here knows of any game.
 """
 
 from __future__ import annotations
 
 import abc
 import dataclasses
-import importlib
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, dataclass_transform
 
 import jax
 import jax.numpy as jnp
 
+from envs import symmetry
 from envs.symmetry import Symmetries
 
 Array = jax.Array
 S = TypeVar("S", bound="State")
+T = TypeVar("T")
 
 
-def state_dataclass(cls: type[S]) -> type[S]:
+@dataclass_transform(frozen_default=True)
+def state_dataclass(cls: type[T]) -> type[T]:
     """Make ``cls`` a frozen dataclass registered as a JAX pytree (all fields are data)."""
     cls = dataclasses.dataclass(frozen=True)(cls)
     return jax.tree_util.register_dataclass(cls)
@@ -72,44 +106,58 @@ class State:
         return dataclasses.replace(self, **changes)
 
 
-class Env(abc.ABC):
-    """A game of one or two players with a fixed action space. Subclasses set the
-    attributes below."""
+class Env(abc.ABC, Generic[S]):
+    """A game of one or two players with a fixed action space, its states of type ``S``.
+    Subclasses set the attributes below; the capabilities (see the module docstring) have
+    defaults."""
 
     id: str
     num_players: int = 2
     num_actions: int
     observation_shape: tuple[int, ...]
     max_steps: int
-    symmetries: Symmetries
     num_chance_outcomes: int = 0  # C > 0: the game enumerates its chance events (see above)
+    has_hidden_information: bool = False  # True: resample_hidden redeals what the mover can't see
 
-    def init(self, key: Array) -> State:
+    @property
+    def symmetries(self) -> Symmetries:
+        """The game's symmetry group (:mod:`envs.symmetry`), identity first; a subclass sets
+        its own as an attribute. Default: the trivial group, the observation one position."""
+        group = self.__dict__.get("symmetries")
+        return group if group is not None else symmetry.identity(1, self.num_actions)
+
+    @symmetries.setter
+    def symmetries(self, group: Symmetries) -> None:
+        self.__dict__["symmetries"] = group
+
+    def init(self, key: Array) -> S:
         """The initial state. ``key`` seeds games with random set-ups (e.g. shuffles)."""
         return self._init(key)
 
-    def step(self, state: State, action: Array, key: Array | None = None) -> State:
+    def step(self, state: S, action: Array, key: Array | None = None) -> S:
         """Play ``action`` for ``state.current_player``; see the module docstring for rules."""
         if key is None:
             key = jax.random.key(0)
         action = jnp.asarray(action, jnp.int32)
         return self._settle(state, action, self._step(state, action, key))
 
-    def chance_probs(self, state: State, action: Array) -> Array:
+    def chance_probs(self, state: S, action: Array) -> Array:
         """float32 [C]: the distribution of ``action``'s chance event in ``state`` (one-hot
         at 0 where nothing is left to chance: a finished game, an illegal move)."""
+        if self.num_chance_outcomes == 0:
+            raise TypeError(f"{self.id} does not enumerate its chance events")
         action = jnp.asarray(action, jnp.int32)
         certain = jnp.zeros(self.num_chance_outcomes, jnp.float32).at[0].set(1.0)
         settled = state.terminated | state.truncated | ~state.legal_action_mask[action]
         return jnp.where(settled, certain, self._chance_probs(state, action))
 
-    def step_outcome(self, state: State, action: Array, outcome: Array) -> State:
+    def step_outcome(self, state: S, action: Array, outcome: Array) -> S:
         """:meth:`step` with the chance event ``outcome`` (< C) instead of a key's draw."""
         action = jnp.asarray(action, jnp.int32)
         outcome = jnp.asarray(outcome, jnp.int32)
         return self._settle(state, action, self._step_outcome(state, action, outcome))
 
-    def _settle(self, state: State, action: Array, nxt: State) -> State:
+    def _settle(self, state: S, action: Array, nxt: S) -> S:
         """The conventions of the module docstring applied to ``nxt = _step(state, action)``."""
         mover = state.current_player
         illegal = ~state.legal_action_mask[action]
@@ -132,7 +180,13 @@ class Env(abc.ABC):
         absorbed = state.replace(rewards=jnp.zeros_like(state.rewards))
         return jax.tree.map(lambda a, b: jnp.where(done, a, b), absorbed, nxt)
 
-    def observe(self, state: State, player: Array) -> Array:
+    def resample_hidden(self, state: S, key: Array) -> S:
+        """A state the mover cannot tell from ``state``, its hidden part drawn with ``key``
+        (see the module docstring). Default, for perfect information: ``state`` itself."""
+        del key
+        return state
+
+    def observe(self, state: S, player: Array) -> Array:
         """The observation of ``state`` from ``player``'s point of view."""
         return self._observe(state, jnp.asarray(player, jnp.int32))
 
@@ -153,57 +207,24 @@ class Env(abc.ABC):
             raise ValueError(f"action {action} is outside 0..{self.num_actions - 1}")
         return action
 
-    def render(self, state: State) -> str:
+    def render(self, state: S) -> str:
         """A human-readable picture of one (unbatched) state."""
         raise TypeError(f"{type(self).__name__} has no text renderer")
 
     @abc.abstractmethod
-    def _init(self, key: Array) -> State: ...
+    def _init(self, key: Array) -> S: ...
 
     @abc.abstractmethod
-    def _step(self, state: State, action: Array, key: Array) -> State: ...
+    def _step(self, state: S, action: Array, key: Array) -> S: ...
 
     @abc.abstractmethod
-    def _observe(self, state: State, player: Array) -> Array: ...
+    def _observe(self, state: S, player: Array) -> Array: ...
 
-    def _chance_probs(self, state: State, action: Array) -> Array:
+    def _chance_probs(self, state: S, action: Array) -> Array:
         raise TypeError(f"{self.id} does not enumerate its chance events")
 
-    def _step_outcome(self, state: State, action: Array, outcome: Array) -> State:
+    def _step_outcome(self, state: S, action: Array, outcome: Array) -> S:
         raise TypeError(f"{self.id} does not enumerate its chance events")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r})"
-
-
-_REGISTRY: dict[str, tuple[Callable[..., Env] | str, dict[str, Any]]] = {}
-
-
-def register(env_id: str, factory: Callable[..., Env] | str, **defaults: Any) -> None:
-    """Make ``envs.make(env_id, **kwargs)`` build ``factory(**defaults, **kwargs)``.
-
-    ``factory`` may be a ``"module:attribute"`` string, imported on first use, so that
-    ``import envs`` stays cheap however many games are registered.
-    """
-    _REGISTRY[env_id] = (factory, defaults)
-
-
-def available() -> list[str]:
-    """The ids ``make`` accepts."""
-    return sorted(_REGISTRY)
-
-
-def make(env_id: str, **kwargs: Any) -> Env:
-    """Build a registered game, e.g. ``make("connect_four")``, ``make("go", size=7)`` or
-    ``make("pgx/othello")`` (any pgx game id after ``pgx/``: see :mod:`envs.pgx`)."""
-    if env_id not in _REGISTRY and env_id.startswith("pgx/"):  # refused, or newer than us
-        from envs.pgx import make_pgx
-
-        return make_pgx(env_id.removeprefix("pgx/"), **kwargs)
-    if env_id not in _REGISTRY:
-        raise ValueError(f"unknown game {env_id!r}; choose one of: {', '.join(available())}")
-    factory, defaults = _REGISTRY[env_id]
-    if isinstance(factory, str):
-        module, _, attribute = factory.partition(":")
-        factory = getattr(importlib.import_module(module), attribute)
-    return factory(**{**defaults, **kwargs})

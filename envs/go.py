@@ -115,7 +115,7 @@ def _tables(n: int) -> _Tables:
     return _Tables(n)
 
 
-class Go(Env):
+class Go(Env[GoState]):
     """Go on an N x N board; see the module docstring for the rules and the encoding."""
 
     def __init__(self, size: int = 9, komi: float | None = None, history: int = 4):
@@ -466,7 +466,7 @@ def _legal(
     chain_hash: Array,  # uint32 [2, P + 1]
     board_hash: Array,  # uint32 [2]
     hash_history: Array,  # uint32 [T, 2]
-    step: Array,  # int32 []  entries 0..step of hash_history are filled
+    step: Array | int,  # int32 []  entries 0..step of hash_history are filled
     player: Array,  # int32 []
 ) -> Array:
     """bool [P + 1]: the empty points where ``player`` may play (no suicide, no superko),

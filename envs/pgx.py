@@ -32,6 +32,10 @@ pgx does not provide) and games of more than two players. Single-player games (2
 MinAtar) pay scores, not ±1: train them with a categorical value head
 (``network.value_head=categorical``, ``jaxzero.core.values``).
 
+The games are registered by jaxzero's entry point in the group ``jaxzero.games``
+(:mod:`envs.registry`): :func:`register` adds ``pgx/<id>`` for each id of :data:`GAMES`
+and the family ``pgx/``, so that any other pgx id is built, or refused with the reason.
+
 MinAtar's five games (``pgx/minatar-breakout``...) live in the separate ``pgx-minatar``
 package, which pgx's ``make`` imports. It is GPL-3.0 (MinAtar's licence), so it is an
 extra of its own (``pip install 'jaxzero[minatar]'``), never pulled in by ``jaxzero[pgx]``;
@@ -48,7 +52,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import symmetry
+from envs import registry, symmetry
 from envs.core import Env, State, state_dataclass
 
 Array = jax.Array
@@ -72,8 +76,16 @@ _MAX_STEPS = {
     # MinAtar (the pgx-minatar package): no bound but freeway's own 2,500-step timer
     **{f"minatar-{game}": 1000 for game in MINATAR},  # the bridge's cap
 }
-GAMES = tuple(_MAX_STEPS)  # the pgx ids the bridge builds (envs registers each as pgx/<id>)
+GAMES = tuple(_MAX_STEPS)  # the pgx ids the bridge builds (registered as pgx/<id>)
 _HIDDEN = ("kuhn_poker", "leduc_holdem", "sparrow_mahjong", "bridge_bidding")
+
+
+def register() -> None:
+    """Register ``pgx/<id>`` for each of :data:`GAMES` and the family ``pgx/`` (any other
+    pgx id): the entry point ``pgx`` of the group ``jaxzero.games``."""
+    for game_id in GAMES:
+        registry.register(f"pgx/{game_id}", make_pgx, game_id=game_id)
+    registry.register("pgx/", make_pgx)
 
 
 def refusal(game_id: str) -> str | None:
@@ -245,7 +257,7 @@ def _symmetries(game_id: str, observation_shape: tuple[int, ...], num_actions: i
     return symmetry.identity(positions, num_actions)
 
 
-class PgxEnv(Env):
+class PgxEnv(Env[PgxState]):
     """A pgx game behind the Env contract (see the module docstring)."""
 
     def __init__(self, pgx_env, max_steps: int):

@@ -321,12 +321,13 @@ class StarDuelState(State):
     in_play = _zone("in_play")
 
 
-class StarDuel(Env):
+class StarDuel(Env[StarDuelState]):
     """Star Duel with ``authority`` life points, truncated after ``turn_cap`` turns."""
 
     id = "star_duel"
     num_actions = NUM_ACTIONS
     observation_shape = (OBSERVATION_SIZE,)
+    has_hidden_information = True  # the other player's hand: resample_hidden redeals it
 
     def __init__(self, authority: int = 50, turn_cap: int = 200):
         if authority < 1 or turn_cap < 1:
@@ -509,7 +510,7 @@ def _move(cards: Array, source: int, target: int) -> Array:
     return jnp.asarray(_zone_rows(target) - _zone_rows(source)) * cards
 
 
-def _positions(cards: Array, k: Array, bits: Array) -> tuple[Array, Array]:
+def _positions(cards: Array, k: Array | int, bits: Array) -> tuple[Array, Array]:
     """A uniform k-subset of the positions of ``cards`` laid out in type order.
 
     Positions ``[cum - cards, cum)`` hold type t. Needs ``k <= cards.sum()`` and
@@ -519,7 +520,7 @@ def _positions(cards: Array, k: Array, bits: Array) -> tuple[Array, Array]:
     """
     cum = (cards.astype(jnp.float32) @ jnp.asarray(_UPPER)).astype(jnp.int32)  # int32 [T]
     size = cum[-1]
-    chosen = []
+    chosen: list[Array] = []
     for i in range(bits.shape[0]):
         top = size - k + i  # Floyd: a uniform position in [0, top], or top if already taken
         pick = (bits[i] * (top + 1).astype(jnp.uint32) >> 16).astype(jnp.int32)
@@ -681,7 +682,7 @@ def _legal(s: StarDuelState) -> Array:
     return jnp.concatenate(mask)
 
 
-def _observation(s: StarDuelState, is_mover: Array, env: StarDuel) -> Array:
+def _observation(s: StarDuelState, is_mover: Array | bool, env: StarDuel) -> Array:
     """float32 [OBSERVATION_SIZE]: what the viewer, whose side is the plain zones, may know.
 
     Counts of the viewer's hand, deck, discard pile and bases; ships in play this turn; the

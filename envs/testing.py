@@ -23,7 +23,15 @@ step and the rule at the first violation of the contract in ``envs/core.py``:
   with zero rewards;
 * an illegal action ends a live game as a loss for the mover;
 * ``env.symmetries``: observation and action tables of shapes [S, P] and [S, A] whose
-  rows are permutations, with the identity first.
+  rows are permutations, with the identity first;
+* the text notation: every action's ``action_to_text`` is one line that ``text_to_action``
+  reads back as that action; a game's own ``render`` draws the initial position as text.
+
+Then every capability the game declares (``envs/core.py``): a group of more than the
+identity goes through ``check_symmetries``, enumerated chance events
+(``num_chance_outcomes > 0``) through ``check_chance``, hidden information
+(``has_hidden_information``) through the check of ``check_hidden_information`` on the
+games' positions; a game that overrides ``resample_hidden`` must declare hidden information.
 
 ``check_symmetries`` goes further for games whose symmetries are exact: it replays
 random games through every group element and checks that the rules commute with it.
@@ -32,6 +40,11 @@ random games through every group element and checks that the rules commute with 
 against its ``step``: from positions of random games, every keyed step is the
 ``step_outcome`` of an outcome of positive probability, and over many keys the outcomes
 come as often as ``chance_probs`` says (a G-test).
+
+``check_hidden_information`` checks ``resample_hidden`` at positions of random games: the
+resampled state has the same structure, dtypes and shapes, and the mover sees the same
+(``observation`` and ``observe(state, current_player)``, mover, legal mask, rewards, ended
+flags, step count); the jitted function of one state agrees with its ``vmap``.
 
 Nothing here assumes that the players alternate or that ``step`` ignores its key.
 """
@@ -75,6 +88,19 @@ def check_env(env: Env, *, num_games: int = 16, seed: int = 0) -> None:
         f"{env.id}: {num_games} games with different keys all played the same actions"
     )
     _check_illegal_action(env, init, states)
+    _check_notation(env, _index(init, 0))
+
+    if env.symmetries.size > 1:
+        check_symmetries(env, num_games=num_games, seed=seed)
+    if env.num_chance_outcomes > 0:
+        check_chance(env, seed=seed)
+    overrides = type(env).resample_hidden is not Env.resample_hidden
+    assert env.has_hidden_information or not overrides, (
+        f"{env.id}: overrides resample_hidden but has_hidden_information is False, so no "
+        "search calls it: set has_hidden_information = True"
+    )
+    if env.has_hidden_information:
+        _check_resampled(env, states, seed)
 
 
 def check_symmetries(env: Env, *, num_games: int = 16, seed: int = 0) -> None:
@@ -198,6 +224,79 @@ def check_chance(env: Env, *, num_positions: int = 24, draws: int = 400, seed: i
     )
 
 
+def check_hidden_information(
+    env: Env, *, num_games: int = 8, num_steps: int = 64, seed: int = 0
+) -> None:
+    """Raise ``AssertionError`` unless ``env.resample_hidden`` keeps what the mover sees
+    (see the module docstring) at every position of ``num_games`` random games of at most
+    ``num_steps`` steps."""
+    assert env.has_hidden_information, f"{env.id} does not declare hidden information"
+    play, _ = _players(env)
+    init_keys, step_keys, draws = _random_inputs(num_games, min(env.max_steps, num_steps), seed)
+    random_actions = np.full(draws.shape, -1, np.int32)
+    _, states, _, _ = jax.device_get(play(init_keys, step_keys, draws, random_actions))
+    _check_resampled(env, states, seed)
+
+
+def _check_resampled(env: Env, states: State, seed: int) -> None:
+    """``resample_hidden`` at each of ``states`` [G, T] (see ``check_hidden_information``)."""
+    num_games, num_steps = np.asarray(states.step_count).shape
+    keys = jax.random.split(jax.random.key(seed + 1), num_games * num_steps)
+    keys = keys.reshape(num_games, num_steps)
+
+    def resample(state: State, key: Array) -> tuple[State, Array]:
+        new = env.resample_hidden(state, key)
+        return new, env.observe(new, new.current_player)
+
+    new, observed = jax.device_get(jax.jit(jax.vmap(jax.vmap(resample)))(states, keys))
+    alone = jax.device_get(jax.jit(resample)(_index(states, 0, 0), keys[0, 0]))
+    _assert_trees_equal(_index((new, observed), 0, 0), alone, f"{env.id}: resample_hidden")
+    paths, structure = jax.tree_util.tree_flatten_with_path(states)
+    new_paths, new_structure = jax.tree_util.tree_flatten_with_path(new)
+    assert new_structure == structure, (  # type: ignore[operator]  # jaxlib has no stubs
+        f"{env.id}: resample_hidden changed the state's structure"
+    )
+    for (path, before), (_, after) in zip(paths, new_paths, strict=True):
+        assert before.dtype == after.dtype and before.shape == after.shape, (
+            f"{env.id}: resample_hidden changed {jax.tree_util.keystr(path)} from "
+            f"{before.dtype}{list(before.shape)} to {after.dtype}{list(after.shape)}"
+        )
+    seen = [
+        "current_player",
+        "observation",
+        "legal_action_mask",
+        "rewards",
+        "terminated",
+        "truncated",
+        "step_count",
+    ]
+    kept = [(name, getattr(states, name), getattr(new, name)) for name in seen]
+    kept.append(("observe(state, current_player)", states.observation, observed))
+    for name, before, after in kept:
+        same = (before == after).reshape(num_games, num_steps, -1).all(-1)  # [G, T]
+        bad = np.argwhere(~same)
+        assert bad.size == 0, (
+            f"{env.id}: game {bad[0][0]} step {bad[0][1] + 1}: resample_hidden changed the "
+            f"{name}, which the mover sees"
+        )
+
+
+def _check_notation(env: Env, state: State) -> None:
+    """Every action's text reads back as the action; a game's own renderer draws ``state``."""
+    for action in range(env.num_actions):
+        text = env.action_to_text(action)
+        assert isinstance(text, str) and text and "\n" not in text, (
+            f"{env.id}: action_to_text({action}) is {text!r}, not one line of text"
+        )
+        back = env.text_to_action(text)
+        assert back == action, (
+            f"{env.id}: text_to_action({text!r}) is {back}, but {text!r} is action {action}"
+        )
+    if type(env).render is not Env.render:
+        picture = env.render(state)
+        assert isinstance(picture, str) and picture, f"{env.id}: render drew {picture!r}, not text"
+
+
 def _random_inputs(num_games: int, num_steps: int, seed: int) -> tuple[Array, Array, np.ndarray]:
     """Per game an init key; per game and step a step key and a uniform draw in [0, 1)."""
     k_init, k_step = jax.random.split(jax.random.key(seed))
@@ -240,7 +339,9 @@ def _players(env: Env):
 def _assert_trees_equal(a: Any, b: Any, where: str) -> None:
     paths_a, tree_a = jax.tree_util.tree_flatten_with_path(a)
     paths_b, tree_b = jax.tree_util.tree_flatten_with_path(b)
-    assert tree_a == tree_b, f"{where}: batched and single runs have different structures"
+    assert tree_a == tree_b, (  # type: ignore[operator]  # jaxlib has no stubs
+        f"{where}: batched and single runs have different structures"
+    )
     for (path, x), (_, y) in zip(paths_a, paths_b, strict=True):
         name = jax.tree_util.keystr(path)
         x, y = np.asarray(x), np.asarray(y)

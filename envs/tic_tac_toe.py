@@ -29,7 +29,7 @@ class TicTacToeState(State):
     board: Array  # int32 [9]   -1 empty, else the player (0 or 1) who marked it
 
 
-class TicTacToe(Env):
+class TicTacToe(Env[TicTacToeState]):
     id = "tic_tac_toe"
     num_actions = 9
     observation_shape = (3, 3, 2)

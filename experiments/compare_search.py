@@ -11,9 +11,10 @@
    a low and a medium self-play budget, for the same training time and several seeds; the
    raw network's optimal share is recorded against training time and positions generated.
    Each run is the library's driver (:func:`jaxzero.run.driver.train`) with a measuring
-   hook, :class:`ShareProbe`, that keeps the training clock (wall time less its checks
-   and the first, compiling iteration) and stops the run (``step.stop``) when it is spent.
-   ``--jobs N`` runs N at a time, each process pinned to its own CPUs (experiments.runner).
+   hook, :class:`jaxzero.run.share_probe.ShareProbe`, that keeps the training clock (wall
+   time less its checks and the first, compiling iteration) and stops the run
+   (``step.stop``) when it is spent. ``--jobs N`` runs N at a time, each process pinned to
+   its own CPUs (:mod:`jaxzero.run.pinned`).
 
 Output (``--out``): ``policy_improvement.csv``, ``optimal_share.csv``,
 ``optimal_difference.csv``, ``training.csv``, PNGs and ``results.md`` with a verdict per
@@ -39,19 +40,21 @@ from typing import Any
 
 import jax
 
-import envs
 from experiments import compare_search_report as report
-from experiments import runner
 from experiments.compare_search_report import KINDS, read_csv
-from jaxzero.core import networks
-from jaxzero.core.config import Config, apply_overrides
+from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
 from jaxzero.measure.games import game_extras, solved_games
 from jaxzero.measure.match import play_match
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
+from jaxzero.measure.probes import make_judge
+from jaxzero.run import pinned
 from jaxzero.run.agent import Agent, load_agent, parse_settings
 from jaxzero.run.driver import train
+from jaxzero.run.share_probe import ShareProbe
+
+ROOT = Path(__file__).resolve().parents[1]  # the pinned runs' working directory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,48 +142,6 @@ def make_checkpoint(game: str, tier: Tier, root: Path, log=print) -> Path:
     return result.run_dir
 
 
-@dataclasses.dataclass(eq=False)
-class ShareProbe:
-    """A driver hook: the raw policy's optimal share at the start and after each ``seconds /
-    evals`` of training time (the wall time less checks, these included, and the first
-    iteration, its compilation); after the last it ends the run. ``judge`` is the
-    (player, SolvedPositions) pair that measures, shared by every run of one study."""
-
-    config: Config
-    seconds: float
-    evals: int
-    judge: tuple[RawPolicyPlayer, SolvedPositions]
-    rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    _zero: float | None = None  # the training clock's zero: the end of the first iteration
-
-    def start(self, state) -> None:
-        self._measure(state, 0.0)
-
-    def __call__(self, step) -> None:
-        jax.block_until_ready(step.state)
-        clock = step.clock.elapsed() - step.clock.checking
-        self._zero = clock if self._zero is None else self._zero
-        if clock - self._zero >= self.seconds * len(self.rows) / self.evals:
-            with step.clock.check(step.state):
-                self._measure(step.state, clock - self._zero)
-        step.stop = len(self.rows) > self.evals  # the driver saves the run as it ends
-
-    def _measure(self, state, wall: float) -> None:
-        player, positions = self.judge
-        config, quality = self.config, positions.quality(player, state.params)
-        values = (config.game, config.search.kind, config.search.num_simulations, config.seed)
-        values += (int(state.iteration), wall, int(state.positions_written))  # columns 1-7
-        self.rows.append(dict(zip(report.TRAINING_COLUMNS, values, strict=False)))
-        self.rows[-1] |= report.share(quality)
-
-
-def make_judge(config: Config) -> tuple[RawPolicyPlayer, SolvedPositions]:
-    """The raw network of ``config`` as a player and its game's solved positions (kept)."""
-    env = envs.make(config.game)
-    network = networks.make_network(config.network, env)
-    return RawPolicyPlayer(networks.make_apply_fn(network)), SolvedPositions(env)
-
-
 def training_run(
     tier: Tier, kind: str, n: int, seed: int, run_dir: Path, log=print, judge=None
 ) -> list:
@@ -220,7 +181,8 @@ def training_study(tier_name: str, tier: Tier, jobs: int, out: Path, log=print) 
         arm = ["--arm", f"{kind}:{n}:{seed}", "--out", str(run_dir)]
         commands.append([sys.executable, "-m", "experiments.compare_search", *flags, *arm])
     names = [f"training run {kind}({n}) seed {seed}" for kind, n, seed in arms]
-    runner.run_pinned(commands, [d / "log.txt" for d in dirs], jobs, names=names, log=log)
+    logs = [d / "log.txt" for d in dirs]
+    pinned.run_pinned(commands, logs, jobs, names=names, log=log, cwd=ROOT)
     return [row for run_dir in dirs for row in read_csv(run_dir / "training.csv")]
 
 
@@ -237,7 +199,7 @@ def run(
     ``changes``: tier fields to replace (e.g. ``{"train_seconds": 1500}``)."""
     tier = dataclasses.replace(TIERS[tier_name], **(changes or {}))
     if not skip_training:
-        runner.cpu_groups(jobs)  # a bad --jobs fails now, not after the fixed-network study
+        pinned.cpu_groups(jobs)  # a bad --jobs fails now, not after the fixed-network study
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints, key = dict(checkpoints or {}), jax.random.key(seed)
@@ -249,7 +211,7 @@ def run(
                 log(f"  {game}: no checkpoint given, skipped")
                 continue
             checkpoints[game] = str(make_checkpoint(game, tier, out / "runs", log))
-        agent = load_agent(checkpoints[game], search=search)
+        agent = load_agent(checkpoints[game], settings=search)
         log(f"  {game}: checkpoint {checkpoints[game]} (iteration {agent.iteration})")
         key, k = jax.random.split(key)
         found = policy_improvement(agent, tier, k, log, matches_too=not skip_matches)
@@ -312,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     changes = _tier_changes(parser, args)
     try:
         search = parse_settings(args.set)
-        runner.cpu_groups(args.jobs)
+        pinned.cpu_groups(args.jobs)
     except ValueError as error:
         parser.error(str(error))
     if args.arm is None:

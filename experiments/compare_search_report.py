@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from jaxzero.measure.statistics import paired_difference, wilson_interval
+from jaxzero.measure.probes import optimal_share
+from jaxzero.measure.statistics import paired_difference
+from jaxzero.run import share_probe
 
 Rows = list[dict[str, Any]]
-KINDS = ("puct", "gumbel")
+KINDS = ("puct", "gumbel")  # the two arms of this study (search.kind names)
 MATCHES = (("puct", "raw"), ("gumbel", "raw"), ("gumbel", "puct"))  # (player, opponent) per n
 NAMES = {"puct": "PUCT", "gumbel": "Gumbel", "raw": "raw"}
 
@@ -34,10 +36,7 @@ DIFFERENCE_COLUMNS = [
     "game", "simulations", "positions", "gumbel_only", "puct_only", "difference",
     "difference_low", "difference_high",
 ]  # fmt: skip
-TRAINING_COLUMNS = [
-    "game", "search", "simulations", "seed", "iteration", "wall_seconds", "positions",
-    "optimal", "optimal_low", "optimal_high",
-]  # fmt: skip
+TRAINING_COLUMNS = list(share_probe.COLUMNS)  # a ShareProbe's rows
 FILES = {
     "matches": ("policy_improvement.csv", IMPROVEMENT_COLUMNS),
     "shares": ("optimal_share.csv", OPTIMAL_COLUMNS),
@@ -59,16 +58,10 @@ def match_row(game: str, player: str, n: int, opponent: str, n_opponent: int, re
     )  # fmt: skip
 
 
-def share(quality) -> dict[str, Any]:
-    """A MoveQuality's optimal share with its 95% Wilson interval."""
-    lo, hi = wilson_interval(quality.optimal * quality.positions, quality.positions)
-    return dict(optimal=quality.optimal, optimal_low=lo, optimal_high=hi)
-
-
 def optimal_row(game: str, player: str, n: int, quality) -> dict[str, Any]:
     return dict(
         game=game, player=player, simulations=n, positions=quality.positions,
-        critical=quality.critical, kept=quality.kept, **share(quality),
+        critical=quality.critical, kept=quality.kept, **optimal_share(quality),
     )  # fmt: skip
 
 

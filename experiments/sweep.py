@@ -13,7 +13,7 @@ KEY=V,KEY=V`` (``--arm=``: the preset as it is), each over the ``--set`` setting
 ``evaluation.every=0``: no periodic evaluation eating the budget). Each arm
 trains from each seed into ``OUT/aARM-sSEED`` with the library's driver: ``--jobs 1`` in
 this process, ``--jobs N`` as N ``jaxzero train`` processes at a time, each pinned to CPUs
-of its own (single-threaded XLA on one CPU; ``experiments.runner``), so equal wall time
+of its own (single-threaded XLA on one CPU; :mod:`jaxzero.run.pinned`), so equal wall time
 is equal compute. A run directory that exists is refused, never overwritten.
 
 Then every run's last network is measured on its game's solved positions
@@ -37,12 +37,12 @@ from typing import Any
 import jax
 import numpy as np
 
-from experiments import runner
 from jaxzero.core.config import apply_overrides, parse_key_values
 from jaxzero.core.presets import get_preset
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.statistics import wilson_interval
+from jaxzero.run import pinned
 from jaxzero.run.agent import load_agent
 from jaxzero.run.driver import train
 from jaxzero.run.report import read_metrics
@@ -96,7 +96,7 @@ def train_all(game: str, base: dict, runs: list[tuple], budget: dict, jobs: int,
         commands.append([sys.executable, "-m", "jaxzero.cli", *train_cmd])
         logs.append(out / "logs" / f"{run_dir.name}.txt")
     logs[0].parent.mkdir(parents=True, exist_ok=True)
-    runner.run_pinned(commands, logs, jobs, names=[r[-1].name for r in runs])
+    pinned.run_pinned(commands, logs, jobs, names=[r[-1].name for r in runs])
 
 
 def measure(runs: list[tuple], simulations: int) -> list[dict[str, Any]]:
@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         settings = arms(args.grid, args.arm)
         for point in settings:  # a bad key or value fails now, not after hours of training
             apply_overrides(get_preset(args.game), base | point)
-        runner.cpu_groups(args.jobs)
+        pinned.cpu_groups(args.jobs)
         runs = run_dirs(args.out, settings, args.seeds)
         args.out.mkdir(parents=True, exist_ok=True)
         budget = {"seconds": args.seconds, "iterations": args.iterations}

@@ -5,24 +5,67 @@
     agent = jaxzero.load_agent("runs/connect_four")   # or one you trained
     trainer = jaxzero.make_trainer(jaxzero.get_preset("tic_tac_toe"))
 
-Names are imported on first use, so ``import jaxzero`` (and the CLI's start-up) stays cheap.
+Your own game, network and search rule are arguments (mctx's style)::
+
+    trainer = jaxzero.make_trainer(
+        jaxzero.default_config(MyGame()),     # a starting config for any envs.Env
+        env=MyGame(),
+        network=MyNet(num_actions=7),         # any flax Module: obs -> (logits, value)
+        search=jaxzero.PuctSearch(num_simulations=32, interior_selection=my_rule),
+    )
+    jaxzero.train("runs/mine", trainer=trainer, iterations=100)
+
+Names are imported on first use, so ``import jaxzero`` (and the CLI's start-up) stays
+cheap; type checkers and ``help(jaxzero)`` see them all.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jaxzero.core.config import Config, apply_overrides
+    from jaxzero.core.defaults import default_config
+    from jaxzero.core.loop import Trainer, TrainState, make_trainer
+    from jaxzero.core.networks import ApplyFn, make_network, register_network
+    from jaxzero.core.policies import (
+        GumbelSearch,
+        PuctSearch,
+        SearchPolicy,
+        make_search,
+        register_search,
+    )
+    from jaxzero.core.presets import get_preset
+    from jaxzero.measure.match import MatchResult, make_match, play_match
+    from jaxzero.measure.opponents import Player, make_opponent
+    from jaxzero.measure.players import RawPolicyPlayer, SearchPlayer
+    from jaxzero.measure.positions import optimal_move_share
+    from jaxzero.run.agent import Agent, export_agent, load_agent
+    from jaxzero.run.driver import train
+    from jaxzero.run.hooks import Hook, Step
 
 _EXPORTS = {
     # configs (jaxzero.core)
     "Config": "jaxzero.core.config",
     "apply_overrides": "jaxzero.core.config",
+    "default_config": "jaxzero.core.defaults",
     "get_preset": "jaxzero.core.presets",
-    # the compiled iteration
+    # the compiled iteration and its extension points
     "make_trainer": "jaxzero.core.loop",
     "Trainer": "jaxzero.core.loop",
     "TrainState": "jaxzero.core.loop",
+    "ApplyFn": "jaxzero.core.networks",
+    "make_network": "jaxzero.core.networks",
+    "register_network": "jaxzero.core.networks",
+    "SearchPolicy": "jaxzero.core.policies",
+    "PuctSearch": "jaxzero.core.policies",
+    "GumbelSearch": "jaxzero.core.policies",
+    "make_search": "jaxzero.core.policies",
+    "register_search": "jaxzero.core.policies",
     # measuring (jaxzero.measure)
+    "Player": "jaxzero.measure.opponents",
     "SearchPlayer": "jaxzero.measure.players",
     "RawPolicyPlayer": "jaxzero.measure.players",
     "make_opponent": "jaxzero.measure.opponents",
@@ -32,14 +75,62 @@ _EXPORTS = {
     "optimal_move_share": "jaxzero.measure.positions",
     # running (jaxzero.run)
     "train": "jaxzero.run.driver",
+    "Hook": "jaxzero.run.hooks",
+    "Step": "jaxzero.run.hooks",
     "Agent": "jaxzero.run.agent",
     "load_agent": "jaxzero.run.agent",
+    "export_agent": "jaxzero.run.agent",
 }
 
-__all__ = sorted(_EXPORTS)
+try:
+    __version__ = metadata.version("jaxzero")
+except metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "Agent",
+    "ApplyFn",
+    "Config",
+    "GumbelSearch",
+    "Hook",
+    "MatchResult",
+    "Player",
+    "PuctSearch",
+    "RawPolicyPlayer",
+    "SearchPlayer",
+    "SearchPolicy",
+    "Step",
+    "TrainState",
+    "Trainer",
+    "__version__",
+    "apply_overrides",
+    "default_config",
+    "export_agent",
+    "get_preset",
+    "load_agent",
+    "make_match",
+    "make_network",
+    "make_opponent",
+    "make_search",
+    "make_trainer",
+    "optimal_move_share",
+    "play_match",
+    "register_network",
+    "register_search",
+    "train",
+]
+
+
+assert set(__all__) == {*_EXPORTS, "__version__"}  # one list of names, kept in step
 
 
 def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'jaxzero' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value  # imported once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -24,7 +24,6 @@ import numpy as np
 
 from envs.core import Env, State
 from envs.go import Go
-from jaxzero.core import search
 from jaxzero.go import sgf
 from jaxzero.measure.players import SearchPlayer
 
@@ -148,7 +147,7 @@ def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array
         visits=np.asarray(tree.children_visits[0, root]),
         q=np.asarray(q),
         policy=np.asarray(output.action_weights[0]),
-        chosen=int(search.greedy_action(output, player.config.kind)[0]),
+        chosen=int(player.search_policy.greedy_action(output)[0]),
         network_value=float(tree.raw_values[0, root]),
         search_value=float(tree.node_values[0, root]),
     )

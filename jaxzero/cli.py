@@ -77,9 +77,28 @@ def _fail(message: str) -> None:
 
 
 SEED_MAX = 2**32 - 1
+
+
+def _search_kind(kind: str | None) -> str | None:
+    """``--search``: a registered search or an import path, checked before any loading."""
+    if kind is None:
+        return None
+    from jaxzero.core.imports import is_import_path
+    from jaxzero.core.policies import search_kinds
+
+    if kind not in search_kinds() and not is_import_path(kind):
+        raise typer.BadParameter(
+            f"unknown search {kind!r}; choose {', '.join(search_kinds())}, or module:factory"
+        )
+    return kind
+
+
 SearchKind = Annotated[
-    Literal["gumbel", "puct"] | None,
-    typer.Option(help="Search: gumbel or puct [default: the run's]"),
+    str | None,
+    typer.Option(
+        help="Search: gumbel, puct, a registered name or module:factory [default: the run's]",
+        callback=_search_kind,
+    ),
 ]
 SearchSettings = Annotated[
     list[str] | None,
@@ -93,22 +112,50 @@ SearchSettings = Annotated[
 
 
 def _check_game(name: str) -> str:
-    """``name`` itself if it is a game (env id); UsageError listing the games otherwise."""
+    """``name`` itself if it names a game (a registered id, a family's ``pgx/ID``, or
+    ``module:Class``); UsageError saying why not otherwise."""
     import envs
     from jaxzero.core.presets import PRESETS
 
     if name in envs.available():
         return name
-    if name.startswith("pgx/"):  # any pgx id: built, or refused with the reason
-        try:
-            envs.make(name)
-        except (ValueError, ImportError) as error:
+    try:
+        envs.make(name)
+    except (ValueError, ImportError, TypeError) as error:
+        if "/" in name or ":" in name:  # a family's or an import path's own reason
             raise UsageError(str(error)) from None
-        return name
-    raise UsageError(
-        f"unknown game {name!r}; choose a preset ({', '.join(sorted(PRESETS))}) "
-        f"or a game ({', '.join(envs.available())})"
-    )
+        raise UsageError(
+            f"unknown game {name!r}; choose a preset ({', '.join(sorted(PRESETS))}), a "
+            f"game ({', '.join(envs.available())}), or your own Env as module:Class"
+        ) from None
+    return name
+
+
+def _game_config(game: str):
+    """The config a new run of ``game`` starts from: its preset, else
+    ``jaxzero.default_config`` of the game (UsageError for an unknown game)."""
+    import dataclasses
+
+    import envs
+    from jaxzero.core import presets
+    from jaxzero.core.defaults import default_config
+
+    if game in presets.PRESETS:
+        return presets.get_preset(game)
+    env = envs.make(_check_game(game))
+    return dataclasses.replace(default_config(env), game=game)
+
+
+def _run_name(game: str) -> str:
+    """The folder under runs/ of a game's run: its id (a ``module:Class`` game's env id)."""
+    if ":" not in game:
+        return game
+    import envs
+
+    try:
+        return envs.make(game).id
+    except (ValueError, ImportError, TypeError) as error:
+        raise UsageError(str(error)) from None
 
 
 def _search_settings(items: list[str] | None) -> dict[str, str]:
@@ -126,7 +173,8 @@ def train(
         list[str] | None,
         typer.Argument(
             metavar="[GAME] [KEY=VALUE]...",
-            help="Game (default connect_four; its preset), then config overrides such as "
+            help="Game (default connect_four): a registered id (its preset, else a default "
+            "config) or your own Env as module:Class; then config overrides such as "
             "search.num_simulations=16",
         ),
     ] = None,
@@ -150,8 +198,8 @@ def train(
     args = list(args or [])
     named = bool(args) and "=" not in args[0]
     game = args.pop(0) if named else DEFAULT_GAME
-    run_dir = out if out is not None else Path("runs") / game
     try:
+        run_dir = out if out is not None else Path("runs") / _run_name(game)
         config = _train_config(game, args, seconds, iterations, resume)
         if resume:
             game = _resumed_game(run_dir, game if named else None)
@@ -185,7 +233,6 @@ def _train_config(game, overrides, seconds, iterations, resume):
     """The config of a new run (None when resuming); UsageError / ValueError for a bad
     budget, override or game, before anything is written."""
     from jaxzero.core import config as config_lib
-    from jaxzero.core import presets
 
     if seconds is not None and not seconds > 0:
         raise UsageError(f"--seconds must be > 0, got {seconds:g}")
@@ -194,11 +241,7 @@ def _train_config(game, overrides, seconds, iterations, resume):
         if parsed:
             raise UsageError("overrides cannot change a run being resumed; drop them")
         return None
-    if game in presets.PRESETS:
-        base = presets.get_preset(game)
-    else:  # a game without a preset (the pgx games): the defaults
-        base = config_lib.Config(game=_check_game(game))
-    return config_lib.apply_overrides(base, parsed)
+    return config_lib.apply_overrides(_game_config(game), parsed)
 
 
 def _resumed_game(run_dir: Path, game: str | None) -> str:
@@ -234,8 +277,8 @@ def _load(checkpoint: Path, settings: list[str] | None, game: str | None = None)
     another game than ``game``."""
     from jaxzero.run.agent import load_agent
 
-    agent = load_agent(checkpoint, search=_search_settings(settings))
-    if game is not None and agent.config.game != game:
+    agent = load_agent(checkpoint, settings=_search_settings(settings))
+    if game is not None and game not in (agent.config.game, agent.env.id):
         raise UsageError(f"{checkpoint} holds a {agent.config.game} agent, not {game}")
     return agent
 
@@ -298,7 +341,7 @@ def _default_agent(game: str | None) -> Path:
 
     if game is None:
         raise UsageError("say which agent to play: jaxzero play GAME, or --checkpoint RUN_DIR")
-    run = Path("runs") / game
+    run = Path("runs") / _run_name(game)
     if run.exists():
         return run
     shipped = shipped_agent(game)
@@ -443,7 +486,7 @@ def eval_(
     try:
         from jaxzero.run.agent import load_agents
 
-        loaded = load_agents(paths, every=every, search=_search_settings(set_))
+        loaded = load_agents(paths, every=every, settings=_search_settings(set_))
         if loaded[0][1].env.num_players == 1:
             _solo_eval(loaded, games, simulations, seed)
             return
@@ -606,8 +649,6 @@ def _analysis_agent(game, moves, sgf, checkpoint, settings, seed):
 
     import envs
     from jaxzero import analysis
-    from jaxzero.core import config as config_lib
-    from jaxzero.core import presets
     from jaxzero.run.agent import untrained_agent
     from jaxzero.run.agent_files import describe, find_agent, shipped_agent
 
@@ -616,12 +657,12 @@ def _analysis_agent(game, moves, sgf, checkpoint, settings, seed):
         if moves:
             raise UsageError("give --moves or --sgf, not both")
         analysis.position_from_sgf(envs.make(game), sgf)
-    if checkpoint is None and ((Path("runs") / game).exists() or shipped_agent(game)):
+    if checkpoint is None and ((Path("runs") / _run_name(game)).exists() or shipped_agent(game)):
         checkpoint = _default_agent(game)
     if checkpoint is not None:
         agent = _load(checkpoint, settings, game)
         return agent, f"{describe(find_agent(checkpoint))} (iteration {agent.iteration})"
-    config = presets.PRESETS.get(game, config_lib.Config(game=game))
+    config = _game_config(game)
     source = "an untrained network (pass --checkpoint RUN for a trained one)"
     return untrained_agent(config, jax.random.key(seed)), source
 

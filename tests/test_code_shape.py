@@ -1,6 +1,7 @@
 """The shape of the package: no hidden compile caches, functions short enough to read."""
 
 import ast
+import inspect
 import re
 from pathlib import Path
 
@@ -54,3 +55,67 @@ def test_the_public_api_resolves():
     assert jaxzero.__all__ == sorted(jaxzero.__all__)
     for name in jaxzero.__all__:
         assert getattr(jaxzero, name) is not None, name
+
+
+def test_help_and_type_checkers_see_every_public_name():
+    import pydoc
+
+    import jaxzero
+
+    page = pydoc.render_doc(jaxzero, renderer=pydoc.plaintext)
+    source = (PACKAGE / "__init__.py").read_text()
+    checked = source[source.index("if TYPE_CHECKING:") : source.index("_EXPORTS = {")]
+    for name in jaxzero.__all__:
+        if name != "__version__":
+            assert name in page, name  # help(jaxzero) lists it
+            assert re.search(rf"\b{name}\b", checked), name  # a type checker imports it
+
+
+def _missing_sections(function, skip: frozenset[str] = frozenset()) -> list[str]:
+    """The sections ``function``'s docstring lacks: "Args:" when it takes a parameter
+    (other than those in ``skip``), "Returns:" when its return annotation is not None."""
+    signature = inspect.signature(function)
+    doc = inspect.getdoc(function) or ""
+    missing = []
+    if any(name not in skip for name in signature.parameters) and "Args:" not in doc:
+        missing.append("Args:")
+    if signature.return_annotation not in (None, "None") and "Returns:" not in doc:
+        missing.append("Returns:")
+    return missing
+
+
+def _public_methods(cls: type):
+    """The public methods ``cls`` defines itself (not inherited), protocols' included;
+    ``__call__`` counts as public (it is a Player's, Hook's or ApplyFn's whole contract)."""
+    for name, value in vars(cls).items():
+        if name == "replace" or (name.startswith("_") and name != "__call__"):
+            continue
+        if isinstance(value, staticmethod | classmethod):
+            value = value.__func__
+        if inspect.isfunction(value):
+            yield name, value
+
+
+def test_every_public_function_documents_its_arguments_and_result():
+    """Google-style docstrings on the public surface: every function says its arguments
+    under "Args:" and its result under "Returns:"; every class has a docstring of its
+    own (not the signature a dataclass writes) and its public methods follow the rule
+    of functions."""
+    import jaxzero
+
+    missing = {}
+    for name in jaxzero.__all__:
+        if name == "__version__":
+            continue
+        obj = getattr(jaxzero, name)
+        if not inspect.isclass(obj):
+            missing[name] = _missing_sections(obj)
+            continue
+        doc = (obj.__doc__ or "").strip()
+        missing[name] = [] if doc and not doc.startswith(f"{name}(") else ["a docstring"]
+        for method, function in _public_methods(obj):
+            missing[f"{name}.{method}"] = _missing_sections(function, frozenset({"self", "cls"}))
+    missing = {name: lacks for name, lacks in missing.items() if lacks}
+    assert not missing, "; ".join(
+        f"{name} lacks {', '.join(lacks)}" for name, lacks in missing.items()
+    )

@@ -4,6 +4,7 @@ import pytest
 
 from jaxzero.core import config as config_lib
 from jaxzero.core.presets import PRESETS, get_preset
+from jaxzero.run.config_file import read_config_dict
 
 OLD_LAYOUT = {  # a config.json as runs before the evaluation and gate sections wrote it
     "game": "connect_four",
@@ -18,7 +19,7 @@ OLD_LAYOUT = {  # a config.json as runs before the evaluation and gate sections 
 
 
 def test_a_config_of_the_old_layout_reads_in_the_new_one():
-    config = config_lib.config_from_dict(OLD_LAYOUT)
+    config = read_config_dict(OLD_LAYOUT)
     assert config.search.kind == "puct" and config.search.num_simulations == 8
     assert config.evaluation == config_lib.EvaluationConfig(
         simulations=96, average_symmetries=True, opening_plies=3, every=25, games=50
@@ -27,7 +28,7 @@ def test_a_config_of_the_old_layout_reads_in_the_new_one():
     assert config.num_devices == 1 and config.seed == 4 and config.train.iterations == 50
     # arena.simulations, when set, was the gate's and the evaluation's count
     set_ = OLD_LAYOUT | {"arena": OLD_LAYOUT["arena"] | {"simulations": 32}}
-    assert config_lib.config_from_dict(set_).evaluation.simulations == 32
+    assert read_config_dict(set_).evaluation.simulations == 32
 
 
 def test_presets_name_their_game_and_round_trip():
@@ -43,8 +44,9 @@ def test_presets_name_their_game_and_round_trip():
         ("gate.threshold", 0.5, "gate.threshold must be in (0.5, 1], got 0.5"),
         ("evaluation.simulations", 0, "evaluation.simulations must be >= 1, got 0"),
         ("evaluation.games", 3, "evaluation.games must be an even number >= 2"),
-        ("search.kind", "mcts", "search.kind: expected one of gumbel, puct, got 'mcts'"),
-        ("network.kind", "cnn", "network.kind: expected one of auto, resnet, mlp"),
+        ("search.kind", "", "search.kind must name a search"),
+        ("network.kind", "", "network.kind must name a network"),
+        ("network.args", "[1", "network.args: expected a JSON object"),
         ("optim.schedule", "linear", "optim.schedule: expected one of constant, cosine"),
         ("replay.min_size", 10**9, "replay.min_size must be between 0 and replay.capacity"),
         ("train.keep_every", 7, "make it a multiple of"),
@@ -73,3 +75,26 @@ def test_a_section_is_checked_once_with_all_its_changes():
     assert changed.train.checkpoint_every == 3 and changed.train.keep_every == 30
     with pytest.raises(ValueError, match="unknown config key 'search.eval_simulations'"):
         config_lib.apply_overrides(changed, {"search.eval_simulations": 8})
+
+
+def test_an_unknown_name_is_refused_where_it_is_resolved():
+    import envs
+    from jaxzero.core import networks, policies
+
+    config = config_lib.apply_overrides(get_preset("tic_tac_toe"), {"search.kind": "mcts"})
+    with pytest.raises(ValueError, match="search.kind: unknown search 'mcts'; choose gumbel, puct"):
+        policies.make_search(config.search)
+    config = config_lib.apply_overrides(config, {"network.kind": "cnn"})
+    with pytest.raises(ValueError, match="network.kind: unknown network 'cnn'; choose auto, mlp"):
+        networks.make_network(config.network, envs.make("tic_tac_toe"))
+
+
+def test_network_args_round_trip_as_a_json_object():
+    config = config_lib.apply_overrides(
+        config_lib.Config(),
+        {"network.kind": "mynets:Net", "network.args": '{"width": 8, "d": [1, 2]}'},
+    )
+    assert config.network.args == (("d", (1, 2)), ("width", 8))
+    data = config_lib.config_to_dict(config)
+    assert data["network"]["args"] == {"d": (1, 2), "width": 8}
+    assert config_lib.config_from_dict(data) == config

@@ -113,8 +113,14 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
         ),
         (["play", "--checkpoint", "{run}", "--simulations", "0"], "greater than or equal to 1"),
         (["play", "--checkpoint", "{run}", "--simulations", "-5"], "greater than or equal to 1"),
-        (["play", "--checkpoint", "{run}", "--search", "foo"], "'foo' is not one of 'gumbel'"),
-        (["gtp", "--checkpoint", "{run}", "--search", "foo"], "'foo' is not one of 'gumbel'"),
+        (
+            ["play", "--checkpoint", "{run}", "--search", "foo"],
+            "unknown search 'foo'; choose gumbel, puct",
+        ),
+        (
+            ["gtp", "--checkpoint", "{run}", "--search", "foo"],
+            "unknown search 'foo'; choose gumbel, puct",
+        ),
         (["gtp", "--checkpoint", "{run}", "--simulations", "-5"], "greater than or equal to 1"),
         (["gtp", "--checkpoint", "{run}", "--resign", "nan"], "--resign"),
         (["analyze", "tic_tac_toe", "--seed", "-1"], "greater than or equal to 0"),

@@ -97,7 +97,7 @@ def test_an_engine_with_tree_reuse_keeps_its_tree_between_moves(go_run):
     """With ``search.reuse_tree`` the engine's search continues from the subtree of the
     moves played; undo and clear_board need no care (a tree whose root is not the
     position is not used, and a new game starts from an empty one)."""
-    agent = load_agent(go_run, search={"search.reuse_tree": "true"})
+    agent = load_agent(go_run, settings={"search.reuse_tree": "true"})
     engine = GtpEngine(agent, num_simulations=8)
     replies = _session(engine, "genmove black\ngenmove white\ngenmove black\nundo\ngenmove black\n")
     assert all(reply.startswith("=") for reply in replies), replies

@@ -177,10 +177,10 @@ def test_select_action_samples_visited_moves_early_and_is_greedy_later():
     out = jax.tree.map(lambda x: jnp.repeat(x[1:2], 64, axis=0), out)  # the fork, 64 times
     counts = np.asarray(search.visit_counts(out))
     early = search.select_action(
-        out, jnp.zeros(64, jnp.int32), jax.random.key(6), kind="puct", temperature_moves=2
+        out, jnp.zeros(64, jnp.int32), jax.random.key(6), policy="puct", temperature_moves=2
     )
     late = search.select_action(
-        out, jnp.full(64, 2, jnp.int32), jax.random.key(6), kind="puct", temperature_moves=2
+        out, jnp.full(64, 2, jnp.int32), jax.random.key(6), policy="puct", temperature_moves=2
     )
     early, late = np.asarray(early), np.asarray(late)
     assert (counts[np.arange(64), early] > 0).all()

@@ -123,7 +123,7 @@ def test_agent_plays_through_a_pipe(straight_run):
 def test_agent_plays_with_tree_reuse_through_a_pipe(straight_run):
     """``--set search.reuse_tree=true``: the agent's search goes on from its tree between
     moves (the human's replies carry it too), and the game plays out as without reuse."""
-    agent = load_agent(straight_run, search={"search.reuse_tree": "true"})
+    agent = load_agent(straight_run, settings={"search.reuse_tree": "true"})
     player = agent.search_player(4)
     assert player.reuses_tree and not load_agent(straight_run).player.reuses_tree
     moves = "\n".join(str(c) for c in range(1, 10)) + "\n"
@@ -138,14 +138,14 @@ def test_load_agent_takes_search_settings_only(straight_run):
     """A trained agent can play with another search (here: averaged over tic-tac-toe's 8
     symmetries), never with another network; the settings parse from KEY=VALUE text."""
     settings = parse_settings(["evaluation.average_symmetries=true", "evaluation.simulations=8"])
-    agent = load_agent(straight_run, search=settings)
+    agent = load_agent(straight_run, settings=settings)
     assert agent.config.evaluation.average_symmetries and agent.config.evaluation.simulations == 8
     assert agent.player.num_simulations == 8
     assert isinstance(agent.apply_fn, SymmetryAveraged)
     states = jax.vmap(agent.env.init)(jax.random.split(jax.random.key(0), 2))
     assert agent.act(states, jax.random.key(1)).shape == (2,)
     with pytest.raises(ValueError, match="'network.hidden_size' cannot change for a trained agent"):
-        load_agent(straight_run, search={"network.hidden_size": 4})
+        load_agent(straight_run, settings={"network.hidden_size": 4})
     with pytest.raises(ValueError, match="is not KEY=VALUE"):
         parse_settings(["search.kind"])
 

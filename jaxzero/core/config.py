@@ -1,5 +1,5 @@
-"""Every knob of a training run, as frozen dataclasses that check themselves, and one
-pinned preset per game.
+"""The configuration of a training run: frozen dataclasses, one section per part of the
+system, each checking its own values when built.
 
 A :class:`Config` is passed in, never read from globals; it is hashable, so a compiled
 function may close over it. Its sections fall in two groups:
@@ -13,8 +13,11 @@ function may close over it. Its sections fall in two groups:
   ``train`` (budget, logging, checkpoints).
 
 Each section validates itself when it is built, so a bad setting is a ValueError naming
-its dotted key at ``jaxzero train`` time. Presets are pinned Configs named after the game
-they train (``get_preset("connect_four").game == "connect_four"``).
+its dotted key at ``jaxzero train`` time. Names of extension points (``game``,
+``network.kind``, ``search.kind``) are registry names or ``module:attribute`` import
+paths, resolved by ``envs.make``, :func:`jaxzero.core.networks.make_network` and
+:func:`jaxzero.core.policies.make_search`. The presets (``jaxzero.core.presets``) are
+pinned Configs named after the game they train.
 
     config = get_preset("tic_tac_toe")
     config = apply_overrides(config, {"search.num_simulations": "16", "seed": 3})
@@ -24,9 +27,28 @@ they train (``get_preset("connect_four").game == "connect_four"``).
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, Literal
+
+# A user's constructor arguments: (name, value) pairs sorted by name, values plain (numbers,
+# strings, booleans, None, tuples of them), so that a Config stays hashable. JSON: an object.
+Arguments = tuple[tuple[str, Any], ...]
+
+
+def arguments(values: Any) -> Arguments:
+    """``values`` (a mapping, JSON text of one, or pairs) as :data:`Arguments`."""
+    if isinstance(values, str):
+        values = json.loads(values) if values.strip() else {}
+    pairs = values.items() if isinstance(values, dict) else values
+    return tuple(sorted((str(name), _frozen(value)) for name, value in pairs))
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` with its lists as tuples (hashable)."""
+    return tuple(map(_frozen, value)) if isinstance(value, list | tuple) else value
 
 
 def _check(ok: bool, message: str) -> None:
@@ -64,7 +86,10 @@ class NetworkConfig:
     """The policy/value network (see ``jaxzero.core.networks``).
 
     ``kind`` "auto" picks a ResNet for board observations (rank 3, H x W x C) and an MLP
-    for anything else; "resnet" and "mlp" force one ("mlp" flattens a board). ``dtype``
+    for anything else; "resnet" and "mlp" force one ("mlp" flattens a board); any other
+    value is a name given to ``jaxzero.register_network`` or the import path of a user's
+    Flax module, ``"module:Class"``, built as ``Class(num_actions=A, **args)`` (``args``:
+    its other constructor arguments, which ``make_trainer`` records from the module). ``dtype``
     "bfloat16" computes the network in bfloat16 (mixed precision: parameters, optimiser
     state, targets and the network's outputs stay float32); worth it on GPUs and TPUs,
     slower on most CPUs.
@@ -75,7 +100,7 @@ class NetworkConfig:
     beyond ±1 (backgammon's gammons). ``value_max`` is the largest return it represents.
     """
 
-    kind: Literal["auto", "resnet", "mlp"] = "auto"
+    kind: str = "auto"
     num_blocks: int = 2  # ResNet: residual blocks after the stem
     channels: int = 32  # ResNet: channels of every conv
     value_channels: int = 1  # ResNet value head: channels of its 1x1 conv
@@ -86,8 +111,10 @@ class NetworkConfig:
     value_head: Literal["tanh", "categorical"] = "tanh"
     value_bins: int = 101  # categorical head: bins over [-h(value_max), h(value_max)]
     value_max: float = 1.0  # categorical head: the largest |return| it represents
+    args: Arguments = ()  # a user's module (kind "module:Class"): its constructor arguments
 
     def __post_init__(self) -> None:
+        _check(bool(self.kind), "network.kind must name a network (auto, resnet, mlp, ...)")
         _at_least(self, 1, "num_blocks", "channels", "value_channels", "hidden_size", "num_layers")
         _at_least(self, 0, "value_hidden")
         _at_least(self, 3, "value_bins")
@@ -96,11 +123,15 @@ class NetworkConfig:
 
 @dataclasses.dataclass(frozen=True)
 class SearchConfig:
-    """mctx search in self-play. ``kind`` "puct" is AlphaZero's (muzero_policy, Dirichlet
-    root noise); "gumbel" is Gumbel MuZero (gumbel_muzero_policy, sequential halving,
-    completed Q). How evaluating searches play is :class:`EvaluationConfig`'s."""
+    """mctx search in self-play. ``kind`` names the policy
+    (:mod:`jaxzero.core.policies`): "puct" is AlphaZero's (muzero_policy, Dirichlet root
+    noise); "gumbel" is Gumbel MuZero (gumbel_muzero_policy, sequential halving, completed
+    Q); another registered name or a ``"module:factory"`` a user's. ``qtransform``,
+    ``interior_selection`` and ``root_selection`` are import paths of a user's functions
+    (mctx's signatures) that replace the policy's own ("" keeps them). How evaluating
+    searches play is :class:`EvaluationConfig`'s."""
 
-    kind: Literal["gumbel", "puct"] = "gumbel"
+    kind: str = "gumbel"
     num_simulations: int = 32  # per self-play move
     dirichlet_alpha: float = 0.3  # PUCT root noise concentration
     dirichlet_fraction: float = 0.25  # PUCT root noise weight
@@ -123,8 +154,12 @@ class SearchConfig:
     # nodes, whose outcomes the search weighs by their probabilities. False: the step key is
     # the chance event, and a tree edge keeps the outcome it first sampled.
     chance_nodes: bool = False
+    qtransform: str = ""  # "module:function", mctx's (tree, node) -> Q [A]
+    interior_selection: str = ""  # "module:function", mctx's (key, tree, node, depth) -> a
+    root_selection: str = ""  # the same at the root (PUCT only); "": the interior's
 
     def __post_init__(self) -> None:
+        _check(bool(self.kind), "search.kind must name a search (gumbel, puct, ...)")
         _check(
             not (self.chance_nodes and self.reuse_tree),
             "search.chance_nodes and search.reuse_tree cannot both be on (a carried tree "
@@ -297,7 +332,29 @@ class TrainConfig:
 @dataclasses.dataclass(frozen=True)
 class Config:
     """A training run. The compiled iteration reads ``game`` to ``optim``; the driver and
-    the evaluating commands read ``evaluation``, ``gate`` and ``train``."""
+    the evaluating commands read ``evaluation``, ``gate`` and ``train``.
+
+    Frozen and hashable; change it with ``dataclasses.replace`` or :func:`apply_overrides`.
+
+    Attributes:
+        game: the env's registry name or ``"module:attribute"`` path (``envs.make``).
+        seed: the run's PRNG seed (the initial state's key, the gate's and evaluation's).
+        num_devices: devices of the data mesh (``jaxzero.core.sharding``); 0: all JAX sees.
+        network: the network section, :class:`NetworkConfig`.
+        search: the self-play search section, :class:`SearchConfig`.
+        selfplay: batched self-play, :class:`SelfPlayConfig`.
+        replay: the replay buffer, :class:`ReplayConfig`.
+        optim: the optimiser and its updates, :class:`OptimConfig`.
+        evaluation: how evaluating searches play, :class:`EvaluationConfig`.
+        gate: the arena gate, :class:`GateConfig`.
+        train: the driver's budget, logging and checkpoints, :class:`TrainConfig`.
+
+    Raises:
+        ValueError: a setting out of range, naming its dotted key (each section checks its
+            own; the whole config checks ``num_devices`` and, with playout-cap
+            randomisation, that ``selfplay.cheap_simulations`` is below
+            ``search.num_simulations``).
+    """
 
     game: str = "tic_tac_toe"
     seed: int = 0
@@ -327,9 +384,9 @@ def _field_types(cls: type) -> dict[str, Any]:
 
 
 def _leaf_keys(cls: type, prefix: str = "") -> list[str]:
-    keys = []
+    keys: list[str] = []
     for name, kind in _field_types(cls).items():
-        if dataclasses.is_dataclass(kind):
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
             keys += _leaf_keys(kind, f"{prefix}{name}.")
         else:
             keys.append(prefix + name)
@@ -380,6 +437,11 @@ def _parse(value: Any, kind: Any, key: str) -> Any:
         return _parse_number(value, kind, key)
     if kind is str:
         return str(value)
+    if kind == Arguments:
+        try:
+            return arguments(value)
+        except (ValueError, TypeError):
+            raise ValueError(f"{key}: expected a JSON object, got {value!r}") from None
     raise TypeError(f"{key}: unsupported field type {kind!r}")
 
 
@@ -424,7 +486,7 @@ def _replace(obj: Any, changes: dict[str, Any]) -> Any:
 
 
 def _flat(changes: dict[str, Any]) -> list[str]:
-    keys = []
+    keys: list[str] = []
     for change in changes.values():
         keys += _flat(change) if isinstance(change, dict) else [change[1]]
     return keys
@@ -445,66 +507,32 @@ def parse_key_values(
     return parsed
 
 
-def apply_overrides(config: Config, overrides: dict[str, Any]) -> Config:
+def apply_overrides(config: Config, overrides: Mapping[str, Any]) -> Config:
     """A copy of ``config`` with dotted keys replaced, values parsed to the field's type.
 
     ``apply_overrides(c, {"search.num_simulations": "16", "search.kind": "puct"})``.
-    Unknown keys raise ValueError naming the valid keys; so does a value the section
-    refuses (each section is checked once with all of its changes).
+    Each section is checked once with all of its changes.
+
+    Args:
+        config: the config to start from (left unchanged).
+        overrides: dotted keys (:func:`valid_keys`) to values, often command-line text:
+            ``"16"``, ``"true"``, ``"1e6"``; ``network.args`` takes a JSON object.
+
+    Returns:
+        A new :class:`Config`.
+
+    Raises:
+        ValueError: an unknown key or a section named as a value (naming the valid keys),
+            a value that does not parse to the field's type, or one the section refuses.
     """
     return _replace(config, _nest(dict(overrides)))
 
 
 def config_to_dict(config: Config) -> dict[str, Any]:
     """A JSON-ready nested dict of ``config``."""
-    return dataclasses.asdict(config)
-
-
-# Keys of the layout before the evaluation and gate sections (runs written until 2026-12):
-# old dotted key -> new dotted key. arena.simulations (0: "the evaluation count") is
-# folded in by _upgrade.
-_RENAMED = {
-    "search.eval_simulations": "evaluation.simulations",
-    "search.average_symmetries": "evaluation.average_symmetries",
-    "arena.opening_plies": "evaluation.opening_plies",
-    "arena.eval_every": "evaluation.every",
-    "arena.eval_games": "evaluation.games",
-    "arena.enabled": "gate.enabled",
-    "arena.every": "gate.every",
-    "arena.num_games": "gate.num_games",
-    "arena.threshold": "gate.threshold",
-    "train.num_devices": "num_devices",
-}
-
-
-def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """A config dict of the old layout (``arena`` section, ``search.eval_simulations``...)
-    in today's; today's layout is returned as it is."""
-    flat = _flatten(data)
-    if not any(key in flat for key in (*_RENAMED, "arena.simulations")):
-        return data
-    arena_simulations = flat.pop("arena.simulations", 0)
-    new = {_RENAMED.get(key, key): value for key, value in flat.items()}
-    if arena_simulations:  # the gate's and evaluation's count; the two are one count now
-        new["evaluation.simulations"] = arena_simulations
-    nested: dict[str, Any] = {}
-    for key, value in new.items():
-        *sections, name = key.split(".")
-        node = nested
-        for section in sections:
-            node = node.setdefault(section, {})
-        node[name] = value
-    return nested
-
-
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat = {}
-    for name, value in data.items():
-        if isinstance(value, dict):
-            flat |= _flatten(value, f"{prefix}{name}.")
-        else:
-            flat[prefix + name] = value
-    return flat
+    data = dataclasses.asdict(config)
+    data["network"]["args"] = dict(config.network.args)
+    return data
 
 
 def _from_dict(cls: type, data: dict[str, Any], prefix: str) -> Any:
@@ -518,7 +546,7 @@ def _from_dict(cls: type, data: dict[str, Any], prefix: str) -> Any:
     values = {}
     for name, value in data.items():
         kind = types_[name]
-        if dataclasses.is_dataclass(kind):
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
             values[name] = _from_dict(kind, value, f"{prefix}{name}.")
         else:
             values[name] = _parse(value, kind, prefix + name)
@@ -527,8 +555,5 @@ def _from_dict(cls: type, data: dict[str, Any], prefix: str) -> Any:
 
 def config_from_dict(data: dict[str, Any]) -> Config:
     """Inverse of :func:`config_to_dict`; missing keys take their defaults, unknown keys
-    raise ValueError. A dict of the layout before the ``evaluation`` and ``gate`` sections
-    (a run trained before 2026-12) is read in today's (:data:`_RENAMED`)."""
-    if not isinstance(data, dict):
-        raise ValueError(f"config: expected a mapping, got {data!r}")
-    return _from_dict(Config, _upgrade(data), "")
+    raise ValueError. (Run directories' older layouts: ``jaxzero.run.config_file``.)"""
+    return _from_dict(Config, data, "")

@@ -1,6 +1,6 @@
 """One training iteration as one compiled function, and the state it threads.
 
-    trainer = make_trainer(config)
+    trainer = make_trainer(config)       # or make_trainer(config, env=..., network=..., search=...)
     state = trainer.init(jax.random.key(config.seed))
     for _ in range(n):
         state, metrics, moves = trainer.iteration(state)   # one jax.jit, no host round trip
@@ -33,8 +33,9 @@ from jax.sharding import PartitionSpec as P
 
 import envs
 from envs.core import Env, state_dataclass
-from jaxzero.core import learner, networks, replay, selfplay, sharding
+from jaxzero.core import learner, networks, policies, replay, selfplay, sharding
 from jaxzero.core.config import Config
+from jaxzero.core.policies import SearchPolicy
 
 Array = jax.Array
 Metrics = dict[str, Array]
@@ -42,6 +43,25 @@ Metrics = dict[str, Array]
 
 @state_dataclass
 class TrainState:
+    """Everything one training iteration reads and writes: a plain pytree of arrays.
+
+    ``trainer.init(key)`` builds it and ``trainer.iteration`` threads it; orbax saves and
+    restores it against ``init``'s structure (hence the key as raw ``uint32`` data).
+
+    Attributes:
+        params: network variables ``{"params": ...}``: the learner.
+        best_params: the network that plays self-play (== ``params`` when the gate is off).
+        opt_state: the optimizer's state for ``params`` (``trainer.optimizer``).
+        replay: the device ring buffer of finished-game positions (``config.replay``).
+        selfplay: the B games in progress, their positions so far and, with tree reuse,
+            their carried trees (:class:`~jaxzero.core.selfplay.SelfPlayState`).
+        key: uint32 [2], ``jax.random.key_data`` of the loop's key.
+        iteration: int32 [], iterations completed.
+        env_steps: int32 [], self-play moves played (over all games).
+        positions_written: int32 [], positions written to replay.
+        updates: int32 [], optimizer steps taken.
+    """
+
     params: dict  # network variables {"params": ...}: the learner
     best_params: dict  # the network that plays self-play (== params when the gate is off)
     opt_state: optax.OptState
@@ -59,11 +79,29 @@ class TrainState:
 
 @dataclasses.dataclass(frozen=True)
 class Trainer:
-    """What ``make_trainer`` builds: the pieces a driver, evaluator or agent needs."""
+    """What ``make_trainer`` builds: the pieces a driver, evaluator or agent needs.
+
+    ``config`` records what the trainer was given (a custom game, network or search as
+    import paths), so that a run's config.json rebuilds it.
+
+    Attributes:
+        config: the run's settings, recording the env, network and search by name.
+        env: the game.
+        network: the unbound ``flax.linen.Module``.
+        search: the self-play :class:`~jaxzero.core.policies.SearchPolicy`.
+        apply_fn: ``network.apply`` as jaxzero calls it
+            (:class:`~jaxzero.core.networks.ApplyFn`).
+        optimizer: the optax transformation the learner applies (``config.optim``).
+        init: jitted ``key -> TrainState``; ``key`` a typed PRNG key or its raw data.
+        iteration: jitted ``state -> (state, metrics, moves)``: ``metrics`` device
+            scalars, ``moves`` the iteration's self-play moves (``{"action", "done",
+            "reward"}``, [T, B] each) for game records.
+    """
 
     config: Config
     env: Env
     network: nn.Module
+    search: SearchPolicy
     apply_fn: networks.ApplyFn
     optimizer: optax.GradientTransformation
     init: Callable[[Array], TrainState]
@@ -72,15 +110,39 @@ class Trainer:
     iteration: Callable[[TrainState], tuple[TrainState, Metrics, dict[str, Array]]]
 
 
-def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False) -> Trainer:
-    """Build the env, network, optimizer, ``init`` and the jitted ``iteration``.
+def make_trainer(
+    config: Config,
+    *,
+    env: Env | None = None,
+    network: nn.Module | None = None,
+    search: SearchPolicy | None = None,
+    donate: bool = False,
+) -> Trainer:
+    """Build the env, network, search, optimizer, ``init`` and the jitted ``iteration``.
 
-    ``iteration`` returns ``(state, metrics, moves)``: ``moves`` are the T self-play moves
-    of the B games as played (``jaxzero.core.selfplay.make_selfplay_fn``), a small array a
-    game recorder may keep and everyone else ignores.
+    Args:
+        config: the run's settings (a preset, ``jaxzero.default_config(env)``, or by hand).
+        env: the game; default ``envs.make(config.game)``. Any ``envs.Env``.
+        network: a ``flax.linen.Module`` meeting :mod:`jaxzero.core.networks`' contract
+            (observation [B, ...] -> logits [B, A], value [B]); default
+            ``make_network(config.network, env)``.
+        search: a search policy (``jaxzero.PuctSearch(...)``, ``jaxzero.GumbelSearch(...)``
+            or a user's :class:`~jaxzero.core.policies.SearchPolicy`); default
+            ``make_search(config.search)``.
+        donate: let XLA reuse the input TrainState's buffers (less copying of the replay
+            buffer); the caller must then not touch a state after passing it in.
 
-    ``donate=True`` lets XLA reuse the input TrainState's buffers (less copying of the
-    replay buffer); the caller must then not touch a state after passing it in.
+    Returns:
+        A :class:`Trainer` whose ``config`` records the env, network and search given (as
+        names or import paths), and whose ``iteration(state) -> (state, metrics, moves)``
+        is one compiled function: ``moves`` are the T self-play moves of the B games as
+        played (``jaxzero.core.selfplay.make_selfplay_fn``), a small array a game recorder
+        may keep and everyone else ignores.
+
+    Raises:
+        ValueError: one line naming the setting that names nothing buildable (an unknown
+            game, ``network.kind`` or ``search.kind``), or that cannot train this game or
+            fit the devices.
 
     ``init`` and ``iteration`` run data-parallel over a mesh of ``config.num_devices``
     devices (``jaxzero.core.sharding``): games, replay and minibatches split, networks
@@ -89,12 +151,11 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
     and samples its share of each minibatch from it; the only collectives are the
     gradient mean of each update and the metric sums. One device is today's program.
     """
+    env, network, search, config = resolve(config, env, network, search)
     mesh = sharding.make_mesh(config.num_devices)
     sharding.check_divisible(config, mesh.size)
     shards = mesh.size
-    env = envs.make(config.game) if env is None else env
     check_game_fits(config, env)
-    network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
     optimizer = learner.make_optimizer(config.optim)
     b = config.selfplay.batch_size
@@ -120,12 +181,18 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
 
     state_sharding = sharding.state_shardings(jax.eval_shape(init, jax.random.key(0)), mesh)
     if shards == 1:
-        step = make_step(config, env, apply_fn, optimizer)
+        step = make_step(config, env, apply_fn, optimizer, search=search)
     else:
         step = jax.shard_map(
             make_step(
-                config, env, apply_fn, optimizer, axis_name=sharding.DATA_AXIS, shards=shards
-            ),
+                config,
+                env,
+                apply_fn,
+                optimizer,
+                search=search,
+                axis_name=sharding.DATA_AXIS,
+                shards=shards,
+            ),  # fmt: skip
             mesh=mesh,
             in_specs=(sharding.specs(state_sharding),),
             out_specs=(sharding.specs(state_sharding), P(), P(None, sharding.DATA_AXIS)),
@@ -135,6 +202,7 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
         config=config,
         env=env,
         network=network,
+        search=search,
         apply_fn=apply_fn,
         optimizer=optimizer,
         init=jax.jit(init, out_shardings=state_sharding),
@@ -146,6 +214,59 @@ def make_trainer(config: Config, *, env: Env | None = None, donate: bool = False
             donate_argnums=(0,) if donate else (),
         ),
     )
+
+
+def resolve(
+    config: Config,
+    env: Env | None = None,
+    network: nn.Module | None = None,
+    search: SearchPolicy | None = None,
+) -> tuple[Env, nn.Module, SearchPolicy, Config]:
+    """The env, network and search of a trainer, each the one given or the one ``config``
+    names, and ``config`` recording them (see :func:`make_trainer`).
+
+    Raises:
+        ValueError: one line naming the setting that names nothing buildable.
+    """
+    env, config = resolve_env(config, env)
+    network, config = resolve_network(config, env, network)
+    search, config = resolve_search(config, search)
+    return env, network, search, config
+
+
+def resolve_env(config: Config, env: Env | None = None) -> tuple[Env, Config]:
+    """``env``, or the game ``config.game`` names; and ``config`` naming it. A game no
+    name rebuilds (a class made inside a function, settings only keyword arguments give)
+    is recorded as such, so that loading its run asks for the env instead of building
+    another game."""
+    if env is None:
+        return envs.make(config.game), config
+    if config.game == env.id:
+        return env, config
+    try:
+        game = envs.game_spec(env)
+    except ValueError as error:
+        game = f"<{env.id}, not rebuildable: {error}>"
+    return env, dataclasses.replace(config, game=game)
+
+
+def resolve_network(
+    config: Config, env: Env, network: nn.Module | None = None
+) -> tuple[nn.Module, Config]:
+    """``network``, or the one ``config.network`` names; and ``config`` recording it."""
+    if network is None:
+        return networks.make_network(config.network, env), config
+    section = networks.network_config(network, config.network, env)
+    return network, dataclasses.replace(config, network=section)
+
+
+def resolve_search(
+    config: Config, search: SearchPolicy | None = None
+) -> tuple[SearchPolicy, Config]:
+    """``search``, or the policy ``config.search`` names; and ``config`` recording it."""
+    if search is None:
+        return policies.make_search(config.search), config
+    return search, dataclasses.replace(config, search=search.to_config(config.search))
 
 
 def check_game_fits(config: Config, env: Env) -> None:
@@ -178,6 +299,7 @@ def make_step(
     apply_fn: networks.ApplyFn,
     optimizer: optax.GradientTransformation,
     *,
+    search: SearchPolicy | None = None,
     axis_name: str | None = None,
     shards: int = 1,
 ) -> Callable:
@@ -187,8 +309,9 @@ def make_step(
     inside ``shard_map`` over ``shards`` devices (or inside ``vmap`` with that axis name
     and size, which computes the same on one device): ``state`` holds this device's games
     and replay ring (:func:`jaxzero.core.replay.local`), its keys are folded with the
-    device's index, and gradients, counts and sums are reduced over the axis."""
-    play = selfplay.make_selfplay_fn(config, env, apply_fn)
+    device's index, and gradients, counts and sums are reduced over the axis. ``search``
+    defaults to the policy ``config.search`` names."""
+    play = selfplay.make_selfplay_fn(config, env, apply_fn, search)
     update = learner.make_update_fn(
         apply_fn, optimizer, config.optim, axis_name, networks.value_transform(config.network)
     )

@@ -67,9 +67,9 @@ import chex
 import jax
 import jax.numpy as jnp
 import mctx
+from mctx import Tree
 
 Array = jax.Array
-Tree = mctx.Tree
 # (key [B], tree, node [B], depth [B]) -> action int32 [B]; mctx's unbatched signature, vmapped
 Selection = Callable[[Array, Tree, Array, Array], Array]
 
@@ -464,12 +464,18 @@ def puct_policy(
     pb_c_init: float = 1.25,
     pb_c_base: float = 19652.0,
     q_bound: float = 0.0,
+    qtransform: Callable | None = None,
+    root_selection: Callable | None = None,
+    interior_selection: Callable | None = None,
     tree: Tree | None = None,
     chance_outcomes: int = 0,
 ) -> mctx.PolicyOutput:
     """``mctx.muzero_policy`` (temperature 1) over :func:`search`, from a fresh tree or a
-    carried ``tree`` (whose visits count as the search's own). Q is mctx's
-    parent-and-siblings min-max, or with ``q_bound`` > 0 read on [-q_bound, q_bound]."""
+    carried ``tree`` (whose visits count as the search's own). Q is ``qtransform``'s, by
+    default mctx's parent-and-siblings min-max, or with ``q_bound`` > 0 read on
+    [-q_bound, q_bound]. The selections are mctx's unbatched signature ``(key, tree, node,
+    depth) -> action``; by default ``mctx.muzero_action_selection`` with the pb_c constants
+    and Q, the root's the interior's unless given."""
     key, k_dirichlet, k_search = jax.random.split(key, 3)
     probs = jax.nn.softmax(root.prior_logits)
     if dirichlet_fraction > 0:
@@ -477,22 +483,25 @@ def puct_policy(
         noise = jax.random.dirichlet(k_dirichlet, alpha=alpha, shape=probs.shape[:1])
         probs = (1 - dirichlet_fraction) * probs + dirichlet_fraction * noise
     root = root.replace(prior_logits=_mask_invalid(_log(probs), invalid_actions))
-    qtransform = mctx.qtransform_by_parent_and_siblings
-    if q_bound > 0:
-        qtransform = functools.partial(
-            mctx.qtransform_by_min_max, min_value=-q_bound, max_value=q_bound
-        )
-    select = functools.partial(
-        mctx.muzero_action_selection, pb_c_init=pb_c_init, pb_c_base=pb_c_base,
-        qtransform=qtransform,
-    )  # fmt: skip
+    if qtransform is None:
+        qtransform = mctx.qtransform_by_parent_and_siblings
+        if q_bound > 0:
+            qtransform = functools.partial(
+                mctx.qtransform_by_min_max, min_value=-q_bound, max_value=q_bound
+            )
+    if interior_selection is None:
+        interior_selection = functools.partial(
+            mctx.muzero_action_selection, pb_c_init=pb_c_init, pb_c_base=pb_c_base,
+            qtransform=qtransform,
+        )  # fmt: skip
+    root_selection = interior_selection if root_selection is None else root_selection
     tree = search(
         params,
         k_search,
         root=root,
         recurrent_fn=recurrent_fn,
-        root_selection=jax.vmap(select),
-        interior_selection=jax.vmap(select),
+        root_selection=jax.vmap(root_selection),
+        interior_selection=jax.vmap(interior_selection),
         num_simulations=num_simulations,
         invalid_actions=invalid_actions,
         tree=tree,
@@ -534,12 +543,15 @@ def gumbel_policy(
     invalid_actions: Array,
     max_num_considered_actions: int = 16,
     gumbel_scale: float = 1.0,
-    qtransform=mctx.qtransform_completed_by_mix_value,
+    qtransform: Callable = mctx.qtransform_completed_by_mix_value,
+    interior_selection: Callable | None = None,
     tree: Tree | None = None,
     chance_outcomes: int = 0,
 ) -> mctx.PolicyOutput:
     """``mctx.gumbel_muzero_policy`` over :func:`search`, from a fresh tree or a carried
-    ``tree`` (see the module docstring: carried visits inform Q, not the halving)."""
+    ``tree`` (see the module docstring: carried visits inform Q, not the halving). The
+    root selects by sequential halving; ``interior_selection`` (mctx's unbatched signature)
+    defaults to ``mctx.gumbel_muzero_interior_action_selection`` with ``qtransform``."""
     root = root.replace(prior_logits=_mask_invalid(root.prior_logits, invalid_actions))
     key, k_gumbel = jax.random.split(key)
     logits = root.prior_logits
@@ -557,7 +569,7 @@ def gumbel_policy(
         carried = tree.children_visits[:, Tree.ROOT_INDEX]  # 0 in an empty tree
         root_selection = functools.partial(gumbel_root_selection, **settings)
         extra_data = GumbelReuseData(root_gumbel=gumbel, carried_visits=carried)
-    interior = functools.partial(
+    interior = interior_selection or functools.partial(
         mctx.gumbel_muzero_interior_action_selection, qtransform=qtransform
     )
     tree = search(

@@ -1,11 +1,17 @@
-"""Policy/value networks (Flax linen): a ResNet for board observations, an MLP otherwise.
+"""Policy/value networks (Flax linen): the contract every network meets, and the two built
+in, a ResNet for board observations and an MLP otherwise.
 
-Both map a batch of observations ``[B, *observation_shape]`` (bool or float) to
-``(logits float32 [B, A], value float32 [B])``, the value from the point of view of the
-player to move: squashed by ``tanh`` into [-1, 1], or, with a categorical value head
-(``value``, a :class:`jaxzero.core.values.CategoricalValue`), decoded from its bins.
-``apply(variables, observation, value_logits=True)`` returns the bins' logits
-``[B, K]`` in place of the value, for the learner's cross-entropy.
+A network is any ``flax.linen.Module`` whose ``__call__(observation [B, *observation_shape])``
+(bool or float) returns ``(logits float32 [B, A], value float32 [B])``, the value from the
+point of view of the player to move, and that has only ``params`` variables. A network
+with a categorical value head (``NetworkConfig.value_head``) also takes ``value_logits``:
+``apply(variables, observation, value_logits=True)`` returns the bins' logits ``[B, K]``
+in place of the value, for the learner's cross-entropy. :class:`ApplyFn` writes this down.
+
+``network.kind`` names a network: "auto", "resnet", "mlp", a name given to
+:func:`register_network`, or a user's module as ``"module:Class"``
+(:func:`make_network`); :func:`network_config` records a module passed by hand so that a
+later process can rebuild it.
 
 Normalisation is LayerNorm, not BatchNorm: the network's variables are only ``params``,
 so every copy of a network (self-play, learner, checkpoint, agent) is the same function
@@ -17,8 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import flax.linen as nn
 import jax
@@ -28,10 +35,29 @@ from jax import lax
 
 from envs.core import Env
 from envs.symmetry import Symmetries
-from jaxzero.core.config import NetworkConfig
+from jaxzero.core.config import NetworkConfig, arguments
+from jaxzero.core.imports import import_path, is_import_path, load
 from jaxzero.core.values import CategoricalValue
 
-ApplyFn = Callable[[dict, jax.Array], tuple[jax.Array, jax.Array]]
+
+class ApplyFn(Protocol):
+    """A network as the rest of jaxzero calls it: ``module.apply`` or a wrapper of it."""
+
+    def __call__(
+        self, variables: Any, observation: jax.Array, *, value_logits: bool = False
+    ) -> tuple[jax.Array, jax.Array]:
+        """Evaluate a batch of positions.
+
+        Args:
+            variables: the network's variables, ``{"params": ...}``.
+            observation: [B, *observation_shape], bool or float.
+            value_logits: return a categorical head's bin logits instead of the value.
+
+        Returns:
+            ``(logits float32 [B, A], value float32 [B])``, or ``(logits, bins [B, K])``
+            with ``value_logits``.
+        """
+        ...
 
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, **options) -> jax.Array:
@@ -187,36 +213,142 @@ def value_transform(config: NetworkConfig) -> CategoricalValue | None:
     return None
 
 
+NetworkFactory = Callable[[NetworkConfig, Env], nn.Module]
+
+
+def _resnet(config: NetworkConfig, env: Env) -> nn.Module:
+    if len(env.observation_shape) != 3:
+        raise ValueError(
+            f"network.kind=resnet needs (H, W, C) observations, {env.id} has "
+            f"{env.observation_shape}: use network.kind=mlp"
+        )
+    return ResNet(
+        env.num_actions,
+        config.num_blocks,
+        config.channels,
+        value_channels=config.value_channels,
+        value_hidden=config.value_hidden,
+        dtype=_dtype(config),
+        value=value_transform(config),
+    )
+
+
+def _mlp(config: NetworkConfig, env: Env) -> nn.Module:
+    return MLP(
+        env.num_actions,
+        config.hidden_size,
+        config.num_layers,
+        dtype=_dtype(config),
+        value=value_transform(config),
+    )
+
+
+def _auto(config: NetworkConfig, env: Env) -> nn.Module:
+    return (_resnet if len(env.observation_shape) == 3 else _mlp)(config, env)
+
+
+def _dtype(config: NetworkConfig) -> Any:
+    return jnp.bfloat16 if config.dtype == "bfloat16" else None  # None: float32
+
+
+_NETWORKS: dict[str, NetworkFactory] = {"auto": _auto, "resnet": _resnet, "mlp": _mlp}
+_NOT_RECORDED = "<not recorded>"
+
+
+def register_network(name: str, factory: NetworkFactory) -> None:
+    """Make ``network.kind=name`` build ``factory(config.network, env)``.
+
+    Args:
+        name: the kind's name; not an import path (no ``:``).
+        factory: ``(NetworkConfig, Env) -> flax.linen.Module``, a module meeting the
+            contract of this module's docstring.
+
+    Raises:
+        ValueError: ``name`` is empty or holds a ``:``.
+    """
+    if ":" in name or not name:
+        raise ValueError(f"a network name is a plain word, got {name!r}")
+    _NETWORKS[name] = factory
+
+
+def network_kinds() -> list[str]:
+    """The names ``network.kind`` accepts besides import paths."""
+    return sorted(_NETWORKS)
+
+
 def make_network(config: NetworkConfig, env: Env) -> nn.Module:
-    """The network for ``env``: a ResNet for rank-3 (H, W, C) observations, else an MLP
-    (``config.kind`` may force either)."""
-    kind = config.kind
-    dtype = jnp.bfloat16 if config.dtype == "bfloat16" else None  # None: float32
-    if kind == "auto":
-        kind = "resnet" if len(env.observation_shape) == 3 else "mlp"
-    if kind == "resnet":
-        if len(env.observation_shape) != 3:
-            raise ValueError(
-                f"a ResNet needs (H, W, C) observations, {env.id} has {env.observation_shape}"
-            )
-        return ResNet(
-            env.num_actions,
-            config.num_blocks,
-            config.channels,
-            value_channels=config.value_channels,
-            value_hidden=config.value_hidden,
-            dtype=dtype,
-            value=value_transform(config),
+    """The network ``config.kind`` names, for ``env``.
+
+    Args:
+        config: the network section: a registered kind ("auto": a ResNet for rank-3
+            observations, else an MLP), or ``"module:Class"`` of a user's module, built as
+            ``Class(num_actions=env.num_actions, **config.args)``.
+        env: the game (its observation shape and action count size the network).
+
+    Returns:
+        An unbound ``flax.linen.Module``.
+
+    Raises:
+        ValueError: one line naming ``network.kind`` or ``network.args``.
+    """
+    if config.kind in _NETWORKS:
+        return _NETWORKS[config.kind](config, env)
+    if not is_import_path(config.kind):
+        raise ValueError(
+            f"network.kind: unknown network {config.kind!r}; choose "
+            f"{', '.join(network_kinds())}, or name a flax Module as module:Class"
         )
-    if kind == "mlp":
-        return MLP(
-            env.num_actions,
-            config.hidden_size,
-            config.num_layers,
-            dtype=dtype,
-            value=value_transform(config),
+    module_class = load(config.kind, "network.kind")
+    args = dict(config.args)
+    unrecorded = sorted(name for name, value in args.items() if value == _NOT_RECORDED)
+    if unrecorded:
+        raise ValueError(
+            f"network.args: {', '.join(unrecorded)} of {config.kind} were not plain values "
+            "and were not recorded; pass the network itself (load_agent(path, network=...))"
         )
-    raise ValueError(f"unknown network kind {config.kind!r}; choose auto, resnet or mlp")
+    try:
+        network = module_class(**({"num_actions": env.num_actions} | args))
+    except TypeError as error:
+        raise ValueError(f"network.kind={config.kind} cannot be built ({error})") from None
+    if not isinstance(network, nn.Module):
+        raise ValueError(f"network.kind={config.kind} built {network!r}, not a flax Module")
+    return network
+
+
+def network_config(network: nn.Module, config: NetworkConfig, env: Env) -> NetworkConfig:
+    """``config`` recording ``network``: unchanged if ``config`` already builds it, else its
+    import path as ``kind`` and its constructor arguments (those other than the defaults)
+    as ``args``; an argument that is no plain value is recorded as not recorded, so that
+    rebuilding it asks for the module instead of building another one.
+
+    Args:
+        network: the module a trainer was given.
+        config: the run's network section.
+        env: the game.
+
+    Returns:
+        The network section to record.
+    """
+    try:
+        if make_network(config, env) == network:
+            return config
+    except ValueError:
+        pass
+    args = {}
+    for field in dataclasses.fields(network):
+        if field.name in ("parent", "name") or not field.init:
+            continue
+        value = getattr(network, field.name)
+        if field.default is not dataclasses.MISSING and value == field.default:
+            continue
+        args[field.name] = value if _plain(value) else _NOT_RECORDED
+    return dataclasses.replace(config, kind=import_path(network), args=arguments(args))
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, list | tuple):
+        return all(map(_plain, value))
+    return value is None or isinstance(value, bool | int | float | str)
 
 
 def init_params(network: nn.Module, env: Env, key: jax.Array) -> dict:
@@ -227,7 +359,7 @@ def init_params(network: nn.Module, env: Env, key: jax.Array) -> dict:
 
 def make_apply_fn(network: nn.Module) -> ApplyFn:
     """``apply_fn(variables, observations [B, ...]) -> (logits [B, A], value [B])``."""
-    return network.apply
+    return typing.cast(ApplyFn, network.apply)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -239,16 +371,20 @@ class SymmetryAveraged:
     averaged (the mixture: logits out are log of the mean probability), as are the
     values. The result is exactly equivariant: the average for a transformed position is
     the transformed average. Index tables are tuples, so two wrappers of one network and
-    group are equal and share their compiled functions. (The mean of the logits, a
-    geometric mean, kept the result in 502 rather than 507 of 559 critical Connect Four
-    positions with the c4_gate4 agent; one run, within noise.)
+    group are equal and share their compiled functions. The mixture rather than the mean of
+    the logits: the usual choice, and the better one measured (docs/results.md, "the agent
+    averages its network over the mirror image").
     """
 
     apply_fn: ApplyFn
     observation_index: tuple[tuple[int, ...], ...]  # [G, P], envs.symmetry.Symmetries
     inverse_action_index: tuple[tuple[int, ...], ...]  # [G, A]: transformed -> original
 
-    def __call__(self, variables, observation: jax.Array) -> tuple[jax.Array, jax.Array]:
+    def __call__(
+        self, variables: Any, observation: jax.Array, *, value_logits: bool = False
+    ) -> tuple[jax.Array, jax.Array]:
+        if value_logits:
+            raise ValueError("a symmetry-averaged network averages values, not value bins")
         cells = np.asarray(self.observation_index)  # [G, P]
         g, batch = cells.shape[0], observation.shape[0]
         flat = observation.reshape(batch, cells.shape[1], -1)  # [B, P, C]

@@ -1,7 +1,8 @@
 """Pinned presets: one Config per game, named after the game it trains.
 
 Like a named policy version: change a preset and you change what ``jaxzero train GAME``
-means, so each carries the measurement that chose its values.
+means. The comments here say why each value is what it is; docs/presets.md gives each
+preset's values with the measurements (figures and commands) that chose them.
 
     config = get_preset("connect_four")       # config.game == "connect_four"
 """
@@ -41,12 +42,9 @@ _STAR_DUEL_SHORT = Config(
     seed=0,
 )
 
-# pgx's board games through the bridge (envs.pgx), sized as connect_four's preset: its
-# 2 x 32 ResNet with the wide value head and Gumbel with 16 simulations, 8 sampled opening
-# plies, ~2 samples per position played. Not tuned per game: see docs/pgx.md for what
-# 30 minutes of each learned on this CPU. The periodic evaluation (against random and
-# one-ply, whose look-ahead is A x A steps a move) is off for hex and animal shogi: with
-# 122 and 132 actions it cost hex 745 of its 1,800 s; `jaxzero eval` measures afterwards.
+# pgx's board games through the bridge (envs.pgx), sized as connect_four's preset, not
+# tuned per game. No periodic evaluation for hex and animal shogi: one-ply's look-ahead
+# (A x A steps a move) costs a large share of the training time at 122 and 132 actions.
 _PGX_BOARDS = {"othello": (128, 50), "hex": (64, 0), "animal_shogi": (128, 0)}  # batch, every
 
 
@@ -74,9 +72,7 @@ def _pgx_board(game: str, batch_size: int, evaluate_every: int) -> Config:
 
 
 # Backgammon's outcomes are ±1, ±2 (gammon) and ±3 (backgammon): a categorical value head
-# over [-3, 3]. Dice are the env's step key: a tree edge keeps the roll it first sampled.
-# No periodic evaluation: one-ply's 162 x 162 look-ahead steps a move would cost more than
-# the training (`jaxzero eval RUN --opponents random` measures afterwards).
+# over [-3, 3]. No periodic evaluation: one-ply's look-ahead would cost more than training.
 _PGX_BACKGAMMON = Config(
     game="pgx/backgammon",
     network=NetworkConfig(
@@ -103,10 +99,8 @@ _PGX_BACKGAMMON = Config(
     seed=0,
 )
 
-# 2048 pays its merges as it goes: the value is the discounted score to come (γ = 0.999,
-# Stochastic MuZero's), thousands, through a categorical head of 201 bins over h's range.
-# The tile spawns are the env's step key (a tree edge keeps its first spawn). An MLP: the
-# board is 4 x 4. The periodic evaluation scores the agent beside random and greedy play.
+# 2048 pays its merges as it goes: the value is the discounted score to come (Stochastic
+# MuZero's γ), thousands, so a categorical head over h's range. An MLP: the board is 4 x 4.
 _PGX_2048 = Config(
     game="pgx/2048",
     network=NetworkConfig(
@@ -134,9 +128,8 @@ _PGX_2048 = Config(
 )
 
 
-# MinAtar's five games (the pgx-minatar package): 2048's recipe, its scores discounted at
-# γ = 0.99 (the DQN baselines' horizon), so a value stays under 100 x the largest reward
-# a step pays; the 10 x 10 board flattened into the MLP. Not tuned per game.
+# MinAtar's five games (the pgx-minatar package): 2048's recipe, with the DQN baselines'
+# horizon (γ = 0.99) so that values stay within the head's range. Not tuned per game.
 def _pgx_minatar(game: str) -> Config:
     return dataclasses.replace(
         _PGX_2048,
@@ -148,10 +141,8 @@ def _pgx_minatar(game: str) -> Config:
 
 
 PRESETS: dict[str, Config] = {
-    # Small MLP, Gumbel with 16 simulations: perfect play in ~200-300 iterations, well under
-    # a minute of training on two CPU cores (tests/test_gate_tic_tac_toe.py). The first 4
-    # plies are sampled ∝ N(a) so that replay covers the odd positions the gate also asks
-    # about, and the learning rate decays so the policy settles rather than oscillates.
+    # Small enough for perfect play in well under a minute on a CPU. Sampled first plies
+    # cover the odd positions the gate asks about; the decaying rate lets the policy settle.
     "tic_tac_toe": Config(
         game="tic_tac_toe",
         network=NetworkConfig(kind="mlp", hidden_size=128, num_layers=2),
@@ -171,21 +162,10 @@ PRESETS: dict[str, Config] = {
         train=TrainConfig(iterations=600, log_every=10, checkpoint_every=100),
         seed=0,
     ),
-    # Sized for a CPU: the 2 x 32 ResNet of the self-play benchmark and Gumbel with 16
-    # simulations (Gumbel keeps improving the policy at low budgets; 8 did no better in a
-    # same-compute 30-minute A/B, docs/compare_search.md); the first 6 plies
-    # are sampled for opening variety; scores against random and one-ply every 25
-    # iterations make the learning curve. 32 updates of 256 per 4,096 positions played
-    # (each position is sampled ~2x while in replay): with gradients fast inside the
-    # compiled loop (networks.conv_general_dilated) they cost ~1/3 of the self-play.
-    # The value head reads 8 channels into 128 units (not 1 into 32): nearly free, and in
-    # the gated hour it kept the result in 89.1% of critical positions, not 86.9%.
-    # Evaluation searches average the network over the board's mirror image (2 passes):
-    # 90.7% for that hour's agent, 98-1 against pure MCTS.
-    # PUCT's own constant (Gumbel never reads it), so that `search.kind=puct` trains PUCT
-    # at its best: c = 10, not mctx's 1.25, at which 16-simulation visit counts pile onto
-    # one move and self-play narrows (69% -> 79% raw optimal after 600 s on one core;
-    # α, sampled plies and 32 simulations changed nothing; docs/compare_search.md).
+    # Sized for a CPU. Gumbel keeps improving the policy at low budgets; each position is
+    # sampled ~2x while in replay; the wide value head is nearly free and keeps more
+    # results; evaluation averages over the mirror image. pb_c_init is PUCT's own (Gumbel
+    # never reads it), so that `search.kind=puct` trains PUCT at its best.
     "connect_four": Config(
         game="connect_four",
         network=NetworkConfig(
@@ -206,10 +186,9 @@ PRESETS: dict[str, Config] = {
         train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
         seed=0,
     ),
-    # Small-board Go: area scoring, komi 3.5 (6x6) / 7.5 (9x9), positional superko.
-    # go_6x6 takes Connect Four's lessons: a value head of 8 channels into 128 units and
-    # 16 updates of 256 per 2,048 positions played (each position sampled ~2x); the
-    # cosine ends after ~24k updates, about 2 hours (~4.7 s an iteration) on a 2-core CPU.
+    # Small-board Go (area scoring, positional superko). go_6x6 takes Connect Four's
+    # lessons (the wide value head, each position sampled ~2x); its cosine ends after
+    # about 2 hours on a CPU.
     "go_6x6": Config(
         game="go_6x6",
         network=NetworkConfig(
@@ -248,10 +227,8 @@ PRESETS: dict[str, Config] = {
         train=TrainConfig(iterations=20_000, log_every=10, checkpoint_every=100),
         seed=0,
     ),
-    # Star Duel's short game (authority 10, 20-turn cap), where games take ~100 actions:
-    # the size a CPU trains in half an hour. Hidden cards: the search is determinised
-    # (search.determinize). Plain AlphaZero (γ = 1); `selfplay.discount=0.98` makes quick
-    # wins worth more.
+    # Star Duel's short game: the size a CPU trains in half an hour. Hidden cards: the
+    # search is determinised. Plain AlphaZero (γ = 1).
     "star_duel_short": _STAR_DUEL_SHORT,
     **{f"pgx/{game}": _pgx_board(f"pgx/{game}", *sizes) for game, sizes in _PGX_BOARDS.items()},
     "pgx/backgammon": _PGX_BACKGAMMON,
@@ -261,7 +238,19 @@ PRESETS: dict[str, Config] = {
 
 
 def get_preset(name: str) -> Config:
-    """The pinned Config that trains the game ``name``."""
+    """The pinned Config that trains the game ``name``.
+
+    Args:
+        name: a preset's name (a key of ``PRESETS``), e.g. ``"connect_four"`` or
+            ``"pgx/2048"``.
+
+    Returns:
+        The preset :class:`~jaxzero.core.config.Config` (frozen; ``config.game`` is the
+        game it trains).
+
+    Raises:
+        ValueError: no preset ``name``, in one line naming the presets there are.
+    """
     if name not in PRESETS:
         raise ValueError(f"no preset {name!r}; choose one of: {', '.join(sorted(PRESETS))}")
     return PRESETS[name]

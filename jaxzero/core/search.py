@@ -54,6 +54,7 @@ from envs.core import Env, State
 from jaxzero.core import mcts
 from jaxzero.core.config import SearchConfig
 from jaxzero.core.networks import ApplyFn
+from jaxzero.core.policies import SearchPolicy, make_search
 
 Array = jax.Array
 
@@ -161,7 +162,7 @@ def has_chance_nodes(env: Env, config: SearchConfig) -> bool:
 
 def determinizes(env: Env, config: SearchConfig) -> bool:
     """Whether :func:`run_search` searches from resampled hidden information for ``env``."""
-    return config.determinize and hasattr(env, "resample_hidden")
+    return config.determinize and env.has_hidden_information
 
 
 def resample_roots(env: Env, states: State, key: Array) -> State:
@@ -223,6 +224,7 @@ def run_search(
     env: Env,
     apply_fn: ApplyFn,
     *,
+    policy: SearchPolicy | None = None,
     num_simulations: int | None = None,
     noise: bool = True,
     root: mctx.RootFnOutput | None = None,
@@ -230,31 +232,43 @@ def run_search(
 ) -> mctx.PolicyOutput:
     """Search from a batch of states [B] and return mctx's PolicyOutput.
 
-    The policies are mctx's, over :mod:`jaxzero.core.mcts`'s batched search (the same
-    trees, faster). ``config.kind`` "puct": ``mctx.muzero_policy`` with Dirichlet(α) root
-    noise mixed in at ``dirichlet_fraction`` (0 when ``noise`` is False) and Q read as
-    ``config.q_bound`` says; ``action_weights`` are the visit-count distribution.
-    "gumbel": ``mctx.gumbel_muzero_policy`` (Gumbel top-k with sequential halving,
-    ``qtransform_completed_by_mix_value``) with Gumbel noise scaled by ``gumbel_scale`` (0
-    when ``noise`` is False); ``action_weights`` are the improved policy
-    softmax(logits + σ(completed Q)). ``num_simulations`` defaults to the config's
-    self-play count; ``root`` may pass a precomputed :func:`make_root`. ``tree`` is a
-    carried tree (:func:`empty_trees`, :func:`carry_tree`), used where its root is the
-    position searched; the search's tree (``search_tree``) is then that tree grown.
-    With :func:`has_chance_nodes` the tree has explicit chance nodes (module docstring),
-    and ``search_tree`` is its decision part.
+    Args:
+        params: the network's variables.
+        states: B env states.
+        key: a PRNG key.
+        config: the search section: how the env is searched (determinisation, chance
+            nodes) and, without ``policy``, the policy (``config.kind``).
+        env: the game.
+        apply_fn: the network.
+        policy: the search policy (:mod:`jaxzero.core.policies`); default
+            ``make_search(config)``.
+        num_simulations: default the policy's self-play count.
+        noise: root noise on (self-play) or off (evaluation).
+        root: a precomputed :func:`make_root`.
+        tree: a carried tree (:func:`empty_trees`, :func:`carry_tree`), used where its
+            root is the position searched; the search's tree (``search_tree``) is then
+            that tree grown.
 
-    With :func:`determinizes` the tree grows from ``resample_roots(states)`` (the key is
-    split first, one part for the resampling), the root's prior and value still come from
-    the observation, which resampling leaves unchanged.
+    Returns:
+        The policy's ``mctx.PolicyOutput``: ``action_weights`` [B, A] are the policy
+        target (PUCT: the visit distribution; Gumbel: the improved policy).
+
+    The policies run over :mod:`jaxzero.core.mcts`'s batched search (mctx's trees,
+    faster). With :func:`has_chance_nodes` the tree has explicit chance nodes (module
+    docstring), and ``search_tree`` is its decision part. With :func:`determinizes` the
+    tree grows from ``resample_roots(states)`` (the key is split first, one part for the
+    resampling), the root's prior and value still come from the observation, which
+    resampling leaves unchanged.
     """
+    if policy is None:
+        policy = make_search(config)
     if root is None:
         root = make_root(params, states, apply_fn)
     if determinizes(env, config):
         key, k_hidden = jax.random.split(key)
         root = root.replace(embedding=resample_roots(env, states, k_hidden))
     if num_simulations is None:
-        num_simulations = config.num_simulations
+        num_simulations = policy.num_simulations
     if tree is not None:
         capacity = tree.node_visits.shape[1]
         if capacity < tree_capacity(num_simulations):
@@ -275,37 +289,17 @@ def run_search(
         chance_outcomes = env.num_chance_outcomes
         root = root.replace(embedding=decision_roots(root.embedding))
         recurrent_fn = make_chance_recurrent_fn(env, apply_fn)
-    invalid_actions = ~states.legal_action_mask
-    if config.kind == "puct":
-        return mcts.puct_policy(
-            params,
-            key,
-            root,
-            recurrent_fn,
-            num_simulations,
-            invalid_actions=invalid_actions,
-            dirichlet_fraction=config.dirichlet_fraction if noise else 0.0,
-            dirichlet_alpha=config.dirichlet_alpha,
-            pb_c_init=config.pb_c_init,
-            pb_c_base=config.pb_c_base,
-            q_bound=config.q_bound,
-            tree=tree,
-            chance_outcomes=chance_outcomes,
-        )
-    if config.kind == "gumbel":
-        return mcts.gumbel_policy(
-            params,
-            key,
-            root,
-            recurrent_fn,
-            num_simulations,
-            invalid_actions=invalid_actions,
-            max_num_considered_actions=config.max_num_considered_actions,
-            gumbel_scale=config.gumbel_scale if noise else 0.0,
-            tree=tree,
-            chance_outcomes=chance_outcomes,
-        )
-    raise ValueError(f"unknown search kind {config.kind!r}; choose gumbel or puct")
+    return policy(
+        params,
+        key,
+        root,
+        recurrent_fn,
+        num_simulations=num_simulations,
+        invalid_actions=~states.legal_action_mask,
+        noise=noise,
+        tree=tree,
+        chance_outcomes=chance_outcomes,
+    )
 
 
 def visit_counts(policy_output: mctx.PolicyOutput) -> Array:
@@ -314,14 +308,14 @@ def visit_counts(policy_output: mctx.PolicyOutput) -> Array:
     return tree.children_visits[:, tree.ROOT_INDEX].astype(jnp.float32)
 
 
-def greedy_action(policy_output: mctx.PolicyOutput, kind: str) -> Array:
-    """The search's deterministic choice, int32 [B]: argmax N(a) for PUCT (first of ties);
-    for Gumbel, mctx's ``action`` (the survivor of sequential halving: the argmax of
-    g + logits + σ(completed Q) among the considered actions, which with noise off is the
-    best-evaluated action)."""
-    if kind == "gumbel":
-        return policy_output.action.astype(jnp.int32)
-    return jnp.argmax(visit_counts(policy_output), axis=-1).astype(jnp.int32)
+def greedy_action(policy_output: mctx.PolicyOutput, policy: SearchPolicy | str) -> Array:
+    """The search's deterministic choice, int32 [B] (``policy.greedy_action``; a kind name
+    is built with default settings): argmax N(a) for PUCT (first of ties); for Gumbel,
+    mctx's ``action`` (the survivor of sequential halving, which with noise off is the
+    best-evaluated considered action)."""
+    if isinstance(policy, str):
+        policy = make_search(SearchConfig(kind=policy))
+    return policy.greedy_action(policy_output)
 
 
 def select_action(
@@ -329,14 +323,14 @@ def select_action(
     step_count: Array,
     key: Array,
     *,
-    kind: str,
+    policy: SearchPolicy | str,
     temperature_moves: int,
     temperature: float = 1.0,
 ) -> Array:
     """The move to play, int32 [B]: sampled with probability ∝ N(a)^(1/temperature) while
     ``step_count < temperature_moves`` (exploration early in the game), else
     :func:`greedy_action`. Only visited actions can be sampled, so an illegal move never is."""
-    greedy = greedy_action(policy_output, kind)
+    greedy = greedy_action(policy_output, policy)
     if temperature_moves <= 0:
         return greedy
     counts = visit_counts(policy_output)  # [B, A]

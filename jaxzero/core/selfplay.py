@@ -46,6 +46,7 @@ from jaxzero.core import mcts, search
 from jaxzero.core import replay as replay_lib
 from jaxzero.core.config import Config
 from jaxzero.core.networks import ApplyFn
+from jaxzero.core.policies import SearchPolicy, make_search
 
 Array = jax.Array
 
@@ -184,7 +185,9 @@ def _move_sums(root, weights: Array, sp: SelfPlayState, done: Array, valid: Arra
     }
 
 
-def _make_search_move(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
+def _make_search_move(
+    config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy
+) -> Callable:
     """``search_move(params, states, root, tree, k_search, k_act) -> (weights, action,
     value, target, tree)``: the search of a move of B games, its policy ``weights`` float32
     [B, A], the move chosen ``action`` int32 [B], the root ``value`` float32 [B], the
@@ -195,14 +198,14 @@ def _make_search_move(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
     def search_move(params, states, root, tree, k_search, k_act):
         def searched(num_simulations: int | None, noise: bool):
             output = search.run_search(
-                params, states, k_search, search_cfg, env, apply_fn,
+                params, states, k_search, search_cfg, env, apply_fn, policy=policy,
                 num_simulations=num_simulations, noise=noise, root=root, tree=tree,
             )  # fmt: skip
             action = search.select_action(
                 output,
                 states.step_count,
                 k_act,
-                kind=search_cfg.kind,
+                policy=policy,
                 temperature_moves=sp_cfg.temperature_moves,
                 temperature=sp_cfg.temperature,
             )
@@ -222,7 +225,9 @@ def _make_search_move(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
     return search_move
 
 
-def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
+def make_selfplay_fn(
+    config: Config, env: Env, apply_fn: ApplyFn, search_policy: SearchPolicy | None = None
+) -> Callable:
     """``play(params, sp, buffer, key) -> (sp, buffer, sums, moves)``: T moves of every game.
 
     ``sums`` maps the names in ``METRIC_SUMS`` to float32 scalars summed over the T moves
@@ -230,9 +235,12 @@ def make_selfplay_fn(config: Config, env: Env, apply_fn: ApplyFn) -> Callable:
     ``moves`` are the moves as played, for game records
     (``jaxzero.go.records.SelfPlayRecorder``): ``{"action": int32 [T, B], "done": bool
     [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, P]}``.
+    ``search_policy`` defaults to the one ``config.search`` names.
     """
     sp_cfg = config.selfplay
-    search_move = _make_search_move(config, env, apply_fn)
+    if search_policy is None:
+        search_policy = make_search(config.search)
+    search_move = _make_search_move(config, env, apply_fn, search_policy)
 
     def move(carry, key):
         params, sp, buffer = carry

@@ -50,6 +50,7 @@ import numpy as np
 from envs.core import Env
 from jaxzero.core.config import Config, GateConfig
 from jaxzero.core.networks import ApplyFn
+from jaxzero.core.policies import SearchPolicy
 from jaxzero.measure.match import Match, MatchResult, make_match
 from jaxzero.measure.players import evaluation_player
 
@@ -86,9 +87,12 @@ class Gate:
         return Verdict(result, score, should_promote(score, result.games, self.config))
 
 
-def make_gate(config: Config, env: Env, apply_fn: ApplyFn) -> Gate:
-    """The learner-vs-best match of ``config.gate`` at ``config.evaluation``'s strength."""
-    player = evaluation_player(config, env, apply_fn)
+def make_gate(
+    config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy | None = None
+) -> Gate:
+    """The learner-vs-best match of ``config.gate`` at ``config.evaluation``'s strength,
+    searching with ``policy`` (default: the one ``config.search`` names)."""
+    player = evaluation_player(config, env, apply_fn, policy)
     match = make_match(env, player, player, config.gate.num_games, config.evaluation.opening_plies)
     return Gate(config.gate, match)
 

@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs.core import Env, State
-from jaxzero.measure.opponents import sample_legal
+from jaxzero.measure.opponents import TreePlayer, sample_legal
 from jaxzero.measure.players import Player, SearchPlayer
 from jaxzero.measure.statistics import wilson_interval
 
@@ -52,7 +52,16 @@ JointMove = Callable[[Any, Any, State, Array, Array, Any], tuple[Array, Any]]
 
 @dataclasses.dataclass(frozen=True)
 class MatchResult:
-    """Game counts from player A's point of view."""
+    """Game counts from player A's point of view.
+
+    ``str(result)`` reads ``+W =D -L of G: score S [lo, hi]`` (the Wilson interval).
+
+    Attributes:
+        wins: games A won (A's total reward > 0).
+        draws: games drawn (total reward 0).
+        losses: games A lost (total reward < 0).
+        first: ``(wins, draws, losses)`` of the games where A moved first.
+    """
 
     wins: int
     draws: int
@@ -61,12 +70,21 @@ class MatchResult:
 
     @classmethod
     def from_games(cls, outcome: Any, a_seat: Any) -> MatchResult:
-        """Count outcomes int [G] in {-1, 0, 1} (A's view) and A's seats int [G]."""
+        """Count the games of a match (host arrays or device arrays, fetched here).
+
+        Args:
+            outcome: int [G] in {-1, 0, 1}, each game's result from A's view.
+            a_seat: int [G], A's seat in each game (0: A moved first).
+
+        Returns:
+            The :class:`MatchResult` of the G games.
+        """
         outcome, a_seat = np.asarray(jax.device_get(outcome)), np.asarray(jax.device_get(a_seat))
         return cls(*_counts(outcome), _counts(outcome[a_seat == 0]))
 
     @property
     def games(self) -> int:
+        """Games played: wins + draws + losses."""
         return self.wins + self.draws + self.losses
 
     @property
@@ -75,7 +93,14 @@ class MatchResult:
         return (self.wins + 0.5 * self.draws) / max(self.games, 1)
 
     def interval(self, z: float = 1.96) -> tuple[float, float]:
-        """Wilson interval of :attr:`score`."""
+        """Wilson interval of :attr:`score` (a draw counting half a win).
+
+        Args:
+            z: the normal quantile of the confidence level (1.96: 95%).
+
+        Returns:
+            ``(low, high)``, the interval's bounds on the score in [0, 1].
+        """
         return wilson_interval(self.wins + 0.5 * self.draws, self.games, z)
 
     def __str__(self) -> str:
@@ -116,7 +141,29 @@ class Match:
 def make_match(
     env: Env, player_a: Player, player_b: Player, num_games: int, opening_plies: int
 ) -> Match:
-    """The match of ``num_games`` games (even) of A against B; see the module docstring."""
+    """The match of ``num_games`` games (even) of A against B; see the module docstring.
+
+    ``num_games / 2`` random openings of ``opening_plies`` plies, each played with A first
+    and with A second; one batched search serves both sides when they are the same
+    :class:`~jaxzero.measure.players.SearchPlayer`. Nothing is compiled until the match is
+    first played.
+
+    Args:
+        env: the game (two players).
+        player_a: A, a :class:`~jaxzero.measure.opponents.Player`.
+        player_b: B, the same or another player.
+        num_games: G, a positive even number of games.
+        opening_plies: uniformly random plies that open each pair of games.
+
+    Returns:
+        A :class:`Match`: ``match(params_a, params_b, key)`` gives ``(outcome int32 [G]``
+        in {-1, 0, 1} from A's view, ``a_seat int32 [G])``; ``match.result(...)`` the
+        :class:`MatchResult`; ``match.recorded(...)`` also the actions int32 [G, L] and the
+        final states [G].
+
+    Raises:
+        ValueError: ``num_games`` not positive and even, or ``opening_plies`` < 0.
+    """
     if num_games <= 0 or num_games % 2:
         raise ValueError(f"num_games must be a positive even number, got {num_games}")
     if opening_plies < 0:
@@ -136,7 +183,7 @@ def make_match(
 
 
 def _reuses(player: Player) -> bool:
-    return isinstance(player, SearchPlayer) and player.reuses_tree
+    return isinstance(player, TreePlayer) and player.reuses_tree
 
 
 def _where_games(take: Array, a: Any, b: Any) -> Any:
@@ -145,7 +192,7 @@ def _where_games(take: Array, a: Any, b: Any) -> Any:
 
 
 def _ask(player: Player, params, states: State, trees, key: Array) -> tuple[Array, Any]:
-    if trees is None:
+    if trees is None or not isinstance(player, TreePlayer):
         return player(params, states, key), None
     return player.act(params, states, trees, key)
 
@@ -194,7 +241,8 @@ def _shared_search(player: SearchPlayer) -> JointMove:
 def _carried(players: tuple[Player, Player], trees, actions: Array):
     """Both sides' trees after ``actions`` [G] are played."""
     return tuple(
-        None if t is None else p.carry(t, actions) for p, t in zip(players, trees, strict=True)
+        p.carry(t, actions) if t is not None and isinstance(p, TreePlayer) else None
+        for p, t in zip(players, trees, strict=True)
     )
 
 
@@ -254,7 +302,10 @@ def _play(
         opening, (states, returns, log), (plies, jax.random.split(k_open, opening_plies))
     )
     t0 = jnp.int32(opening_plies) if record else None
-    trees = tuple(p.empty_trees(states) if _reuses(p) else None for p in players)
+    trees = tuple(
+        p.empty_trees(states) if isinstance(p, TreePlayer) and p.reuses_tree else None
+        for p in players
+    )
     states, returns, _, _, log, _ = jax.lax.while_loop(
         unfinished, move, (states, returns, k_play, t0, log, trees)
     )
@@ -274,6 +325,23 @@ def play_match(
     params_b: Any = None,
 ) -> MatchResult:
     """One match, compiled for this call alone: ``make_match(...).result(...)``. Keep the
-    :class:`Match` of :func:`make_match` instead to play the same match more than once."""
+    :class:`Match` of :func:`make_match` instead to play the same match more than once.
+
+    Args:
+        env: the game (two players).
+        player_a: A, a :class:`~jaxzero.measure.opponents.Player`.
+        player_b: B, the same or another player.
+        num_games: G, a positive even number of games.
+        key: a PRNG key for the openings, the players and the env.
+        opening_plies: uniformly random plies that open each pair of games.
+        params_a: A's network variables (None for a fixed opponent).
+        params_b: B's network variables (None for a fixed opponent).
+
+    Returns:
+        The :class:`MatchResult`, from A's point of view.
+
+    Raises:
+        ValueError: ``num_games`` not positive and even, or ``opening_plies`` < 0.
+    """
     match = make_match(env, player_a, player_b, num_games, opening_plies)
     return match.result(params_a, params_b, key)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import jax
 import jax.numpy as jnp
@@ -25,8 +25,44 @@ from envs.core import Env, State
 from jaxzero.measure.games import EXTRAS, game_extras
 
 Array = jax.Array
-# (params, states [B], key) -> int32 [B]; an opponent ignores params (pass None).
-Player = Callable[[Any, State, Array], Array]
+
+
+class Player(Protocol):
+    """Anything that chooses moves in a match or a command: pure and jit-safe."""
+
+    def __call__(self, params: Any, states: State, key: Array, /) -> Array:
+        """Moves for a batch of positions.
+
+        Args:
+            params: the network's variables; fixed opponents take None.
+            states: G env states.
+            key: a PRNG key.
+
+        Returns:
+            int32 [G]: a legal action per state.
+        """
+        ...
+
+
+@runtime_checkable
+class TreePlayer(Player, Protocol):
+    """A player that may keep its search trees between moves (tree reuse): the match
+    engine, ``play`` and ``gtp`` carry them when ``reuses_tree`` is on."""
+
+    @property
+    def reuses_tree(self) -> bool: ...
+
+    def empty_trees(self, states: State, params: Any = None) -> Any:
+        """Empty carried trees for ``states`` [G] (a new game's memory)."""
+        ...
+
+    def act(self, params: Any, states: State, trees: Any, key: Array) -> tuple[Array, Any]:
+        """Moves [G] from searches grown from ``trees``, and the grown trees."""
+        ...
+
+    def carry(self, trees: Any, actions: Array) -> Any:
+        """The trees after ``actions`` [G] are played from their roots."""
+        ...
 
 
 def sample_legal(key: Array, mask: Array) -> Array:
@@ -345,7 +381,23 @@ OPPONENTS: dict[str, Callable[..., Player]] = {
 
 
 def make_opponent(name: str, env: Env, **kwargs) -> Player:
-    """Build the opponent ``name`` (a key of ``OPPONENTS``) for ``env``."""
+    """Build the opponent ``name`` (a key of ``OPPONENTS``) for ``env``.
+
+    Args:
+        name: "random", "one_ply", "pure_mcts", "greedy", "tic_tac_toe_minimax",
+            "connect_four_solver" or "perfect" (the game's perfect player).
+        env: the game it plays.
+        **kwargs: the opponent's own settings, e.g. ``num_simulations`` of "pure_mcts",
+            ``max_nodes`` of "connect_four_solver".
+
+    Returns:
+        A :class:`Player` that takes no parameters: ``opponent(None, states [G], key)``
+        -> int32 [G], a legal action per state.
+
+    Raises:
+        ValueError: an unknown ``name``, or an opponent that does not play ``env`` (a
+            solver of another game, no greedy or perfect player for it).
+    """
     if name not in OPPONENTS:
         raise ValueError(f"unknown opponent {name!r}; choose one of: {', '.join(OPPONENTS)}")
     return OPPONENTS[name](env, **kwargs)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -35,9 +36,10 @@ import jax
 import jax.numpy as jnp
 
 from envs.core import Env, State
-from jaxzero.core import networks, search
+from jaxzero.core import mcts, networks, search
 from jaxzero.core.config import Config, SearchConfig
 from jaxzero.core.networks import ApplyFn
+from jaxzero.core.policies import SearchPolicy, make_search
 from jaxzero.measure.opponents import Player
 
 Array = jax.Array
@@ -46,6 +48,9 @@ __all__ = ["Player", "RawPolicyPlayer", "SearchPlayer", "evaluation_network", "e
 
 
 class _Jitted:
+    def __call__(self, params: Any, states: State, key: Array) -> Array:
+        raise NotImplementedError
+
     @functools.cached_property
     def jitted(self) -> Callable[[Any, State, Array], Array]:
         """This player as one compiled function (compiled on its first call, kept here)."""
@@ -54,23 +59,67 @@ class _Jitted:
 
 @dataclasses.dataclass(frozen=True)
 class SearchPlayer(_Jitted):
-    """Noise-free search with ``num_simulations`` simulations of ``config.kind``, then
-    its greedy choice (:func:`jaxzero.core.search.greedy_action`)."""
+    """Noise-free search with ``num_simulations`` simulations of ``policy`` (by default
+    the one ``config.kind`` names), then its greedy choice (``policy.greedy_action``).
+
+    A :class:`~jaxzero.measure.opponents.Player`; with ``config.reuse_tree`` it also keeps
+    carried trees through :meth:`empty_trees`, :meth:`act` and :meth:`carry`.
+
+    Attributes:
+        env: the game searched.
+        apply_fn: the network the search evaluates (``evaluation_network``).
+        config: how the env is searched (determinisation, chance nodes, tree reuse) and,
+            without ``policy``, which policy.
+        num_simulations: simulations per move, >= 1.
+        policy: the search policy; None: ``make_search(config)``, set on construction.
+
+    Raises:
+        ValueError: ``num_simulations`` < 1, or (without ``policy``) a ``config.kind``
+            that :func:`~jaxzero.core.policies.make_search` refuses.
+    """
 
     env: Env
     apply_fn: ApplyFn  # the network the search evaluates (evaluation_network)
-    config: SearchConfig
+    config: SearchConfig  # how the env is searched (determinisation, chance, tree reuse)
     num_simulations: int
+    policy: SearchPolicy | None = None  # None: make_search(config), set on construction
 
     def __post_init__(self) -> None:
         if self.num_simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {self.num_simulations}")
+        if self.policy is None:
+            object.__setattr__(self, "policy", make_search(self.config))
+
+    @property
+    def search_policy(self) -> SearchPolicy:
+        """The policy this player searches with."""
+        return typing.cast(SearchPolicy, self.policy)
 
     def __call__(self, params: Any, states: State, key: Array) -> Array:
-        return search.greedy_action(self.search(params, states, key), self.config.kind)
+        """The greedy move of a fresh noise-free search from each state.
+
+        Args:
+            params: the network's variables.
+            states: G env states.
+            key: a PRNG key.
+
+        Returns:
+            int32 [G]: a legal action per state.
+        """
+        return self.search_policy.greedy_action(self.search(params, states, key))
 
     def search(self, params: Any, states: State, key: Array):
-        """The noise-free search itself: mctx's PolicyOutput over ``states`` [G]."""
+        """The noise-free search itself, from a fresh tree.
+
+        Args:
+            params: the network's variables.
+            states: G env states.
+            key: a PRNG key.
+
+        Returns:
+            mctx's PolicyOutput over the G states: ``action`` [G], ``action_weights``
+            float32 [G, A], ``search_tree``.
+        """
         return search.run_search(
             params,
             states,
@@ -78,6 +127,7 @@ class SearchPlayer(_Jitted):
             self.config,
             self.env,
             self.apply_fn,
+            policy=self.search_policy,
             num_simulations=self.num_simulations,
             noise=False,
         )
@@ -90,10 +140,19 @@ class SearchPlayer(_Jitted):
         """Whether this player keeps its search trees between moves (``reuse_tree``)."""
         return self.config.reuse_tree
 
-    def empty_trees(self, states: State, params: Any = None) -> search.mcts.Tree:
+    def empty_trees(self, states: State, params: Any = None) -> mcts.Tree:
         """Empty carried trees for ``states`` [G] (a new game's memory). Given ``params``,
         they are placed as :meth:`act`'s grown trees will be (on the parameters' devices),
-        so that a caller's compiled ``act`` sees one input type from the first move on."""
+        so that a caller's compiled ``act`` sees one input type from the first move on.
+
+        Args:
+            states: G env states (their batch size and the env's actions size the trees).
+            params: the network's variables, to place the trees alike; None: not placed.
+
+        Returns:
+            G empty trees (``jaxzero.core.mcts.Tree``, leading axis [G]), each with room
+            for a search of ``num_simulations``.
+        """
         trees = search.empty_trees(states, self.num_simulations, self.env.num_actions)
         if params is None:
             return trees
@@ -101,16 +160,36 @@ class SearchPlayer(_Jitted):
 
     def act(self, params: Any, states: State, trees: Any, key: Array) -> tuple[Array, Any]:
         """The greedy move from a search grown from the carried ``trees`` [G] (used where
-        their root is the position), and the grown trees."""
+        their root is the position), and the grown trees.
+
+        Args:
+            params: the network's variables.
+            states: G env states.
+            trees: G carried trees (:meth:`empty_trees`, or :meth:`carry` after a move).
+            key: a PRNG key.
+
+        Returns:
+            ``(actions int32 [G], trees [G])``: a legal action per state and the grown
+            trees (without the search's noise), to :meth:`carry` after the move.
+        """
         output = search.run_search(
-            params, states, key, self.config, self.env, self.apply_fn,
+            params, states, key, self.config, self.env, self.apply_fn, policy=self.search_policy,
             num_simulations=self.num_simulations, noise=False, tree=trees,
         )  # fmt: skip
         tree = output.search_tree.replace(extra_data=None)  # a search's noise stays with it
-        return search.greedy_action(output, self.config.kind), tree
+        return self.search_policy.greedy_action(output), tree
 
     def carry(self, trees: Any, actions: Array) -> Any:
-        """The trees [G] after ``actions`` [G] are played from their roots."""
+        """The trees [G] after ``actions`` [G] are played from their roots.
+
+        Args:
+            trees: G carried trees, as :meth:`act` returned them.
+            actions: int32 [G], the move played in each game (by either side).
+
+        Returns:
+            G trees: each the played child's subtree, cut to leave room for the next
+            search of ``num_simulations``.
+        """
         return search.carry_tree(trees, actions, self.num_simulations)
 
     @functools.cached_property
@@ -126,11 +205,25 @@ class SearchPlayer(_Jitted):
 
 @dataclasses.dataclass(frozen=True)
 class RawPolicyPlayer(_Jitted):
-    """The network's own choice: argmax of the legal logits (the first of ties)."""
+    """The network's own choice: argmax of the legal logits (the first of ties).
+
+    Attributes:
+        apply_fn: the network (:class:`~jaxzero.core.networks.ApplyFn`).
+    """
 
     apply_fn: ApplyFn
 
     def __call__(self, params: Any, states: State, key: Array) -> Array:
+        """The argmax of each state's legal logits, no search.
+
+        Args:
+            params: the network's variables.
+            states: G env states.
+            key: unused (the choice is deterministic).
+
+        Returns:
+            int32 [G]: a legal action per state.
+        """
         del key
         logits, _ = self.apply_fn(params, states.observation)
         masked = search.mask_logits(logits, states.legal_action_mask)
@@ -145,9 +238,22 @@ def evaluation_network(apply_fn: ApplyFn, env: Env, average_symmetries: bool) ->
     return apply_fn
 
 
-def evaluation_player(config: Config, env: Env, apply_fn: ApplyFn) -> SearchPlayer:
-    """The agent of ``config`` at evaluation strength: ``config.search``'s kind,
-    ``config.evaluation``'s simulations, its symmetry averaging on or off."""
+def evaluation_player(
+    config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy | None = None
+) -> SearchPlayer:
+    """The agent of ``config`` at evaluation strength.
+
+    Args:
+        config: the run's config: ``config.evaluation``'s simulations and symmetry
+            averaging, ``config.search``'s treatment of the env.
+        env: the game.
+        apply_fn: the raw network.
+        policy: the search policy (a trainer's ``search``); default the one
+            ``config.search`` names.
+
+    Returns:
+        A :class:`SearchPlayer`.
+    """
     evaluation = config.evaluation
     network = evaluation_network(apply_fn, env, evaluation.average_symmetries)
-    return SearchPlayer(env, network, config.search, evaluation.simulations)
+    return SearchPlayer(env, network, config.search, evaluation.simulations, policy)

@@ -64,7 +64,7 @@ class MoveQuality:
     kept: float  # share of the critical positions whose move keeps the result
     # bool [positions]: whether each position's move kept the best result (for paired
     # comparisons of two policies on the same set; see paired_difference)
-    optimal_moves: np.ndarray = dataclasses.field(default=None, repr=False, compare=False)
+    optimal_moves: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         return (
@@ -142,6 +142,27 @@ def optimal_move_share(
     key: Array | None = None,
     batch_size: int = 1024,
 ) -> MoveQuality:
-    """Measure ``player`` on the solved positions of ``game`` (an env or its id), once."""
+    """Measure ``player`` on the solved positions of ``game`` (an env or its id), once.
+
+    The positions are replayed and fed to the player in batches of ``batch_size`` (the
+    last padded), so it compiles once; an illegal move counts as a wrong one. To measure
+    more than once, keep a :class:`SolvedPositions` instead.
+
+    Args:
+        player: a :class:`~jaxzero.measure.opponents.Player` (its ``jitted`` form is used
+            when it has one).
+        game: an env or its id with a solved position set ("tic_tac_toe",
+            "connect_four").
+        params: the player's network variables; None for a fixed opponent.
+        key: a PRNG key, split per batch; default ``jax.random.key(0)``.
+        batch_size: N, the positions per call of the player.
+
+    Returns:
+        A :class:`MoveQuality`: the share of optimal moves, of exact-score moves, of kept
+        results on critical positions, and ``optimal_moves`` bool [positions].
+
+    Raises:
+        ValueError: an unknown game, or one without a solved position set.
+    """
     env = envs.make(game) if isinstance(game, str) else game
     return SolvedPositions(env, batch_size).quality(player, params, key)

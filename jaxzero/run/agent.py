@@ -17,30 +17,52 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import flax.linen as nn
 import jax
 
-import envs
 from envs.core import Env, State
-from jaxzero.core import networks
+from jaxzero.core import networks, policies
 from jaxzero.core import search as search_lib
-from jaxzero.core.config import Config, apply_overrides, config_from_dict, parse_key_values
-from jaxzero.core.loop import make_trainer
+from jaxzero.core.config import Config, apply_overrides, parse_key_values
+from jaxzero.core.loop import (
+    make_trainer,
+    resolve,
+    resolve_env,
+    resolve_network,
+    resolve_search,
+)
 from jaxzero.core.networks import ApplyFn
+from jaxzero.core.policies import SearchPolicy
 from jaxzero.measure.players import SearchPlayer, evaluation_player
 from jaxzero.run import agent_files
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
+from jaxzero.run.config_file import read_config_file
 
 Array = jax.Array
-SEARCH_KINDS = ("gumbel", "puct")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Agent:
+    """A trained player: its config, game, network and parameters, and how it plays.
+
+    Build one with :func:`load_agent`. ``act`` is greedy and noise-free search at the
+    strength of ``config.evaluation`` (the player the gate and the periodic evaluation
+    use); every player it builds is kept, so each compiles once.
+
+    Attributes:
+        config: the run's config, with the ``settings`` it was loaded with applied.
+        env: the game it plays (B env states of it are what ``act`` and ``evaluate`` take).
+        params: the network's variables (the run's playing network).
+        network: the raw network (:class:`~jaxzero.core.networks.ApplyFn`).
+        player: how it plays: a :class:`~jaxzero.measure.players.SearchPlayer` at
+            ``config.evaluation``'s strength.
+        iteration: the training iteration the parameters come from.
+    """
+
     config: Config
     env: Env
     params: Any  # network variables
@@ -63,7 +85,17 @@ class Agent:
         return jax.jit(evaluate)
 
     def evaluate(self, states: State) -> tuple[Array, Array]:
-        """Raw network output for a batch: logits [B, A] (illegal masked), value [B]."""
+        """Raw network output for a batch: logits [B, A] (illegal masked), value [B].
+
+        The network as the agent's search sees it (:attr:`apply_fn`), without search.
+
+        Args:
+            states: B env states of the agent's game.
+
+        Returns:
+            ``(logits float32 [B, A], value float32 [B])``: illegal actions' logits at the
+            dtype's smallest finite value; the value from the mover's point of view.
+        """
         return self._evaluate(self.params, states)
 
     def search_player(
@@ -72,21 +104,42 @@ class Agent:
         search: str | None = None,
         reuse_tree: bool | None = None,
     ) -> SearchPlayer:
-        """``agent.player`` with another simulation count, search kind or tree reuse (kept,
-        so that asking again reuses its compilation)."""
-        if search is not None and search not in SEARCH_KINDS:
-            raise ValueError(f"unknown search {search!r}; choose gumbel or puct")
+        """``agent.player`` with another simulation count, search or tree reuse (kept, so
+        that asking again reuses its compilation).
+
+        Args:
+            num_simulations: simulations per move; default ``evaluation.simulations``.
+            search: a search kind (``search.kind``'s names: "gumbel", "puct", a registered
+                name or ``module:factory``); default the agent's own policy.
+            reuse_tree: carry the search tree between moves; default the config's.
+
+        Returns:
+            A :class:`~jaxzero.measure.players.SearchPlayer`.
+
+        Raises:
+            ValueError: an unknown search kind, in one line.
+        """
         sims = self.player.num_simulations if num_simulations is None else int(num_simulations)
         kind = self.player.config.kind if search is None else search
         reuse = self.player.config.reuse_tree if reuse_tree is None else bool(reuse_tree)
         if (sims, kind, reuse) not in self._players:
-            config = dataclasses.replace(self.player.config, kind=kind, reuse_tree=reuse)
-            player = self.player.replace(config=config, num_simulations=sims)
+            config = dataclasses.replace(
+                policies.with_kind(self.player.config, kind), reuse_tree=reuse
+            )
+            policy = self.player.policy if kind == self.player.config.kind else None
+            player = self.player.replace(config=config, num_simulations=sims, policy=policy)
             self._players[sims, kind, reuse] = player
         return self._players[sims, kind, reuse]
 
     def with_env(self, env: Env) -> Agent:
-        """The same agent playing ``env`` (e.g. Go with another komi)."""
+        """The same agent playing ``env`` (e.g. Go with another komi).
+
+        Args:
+            env: a game the network fits (same observation shape and actions).
+
+        Returns:
+            A new :class:`Agent` with the same parameters; its players are built afresh.
+        """
         return dataclasses.replace(self, env=env, player=self.player.replace(env=env), _players={})
 
     def act(
@@ -98,8 +151,19 @@ class Agent:
     ) -> Array:
         """Greedy, noise-free search moves for a batch of states: int32 [B].
 
-        ``num_simulations`` defaults to the config's ``evaluation.simulations``; ``search``
-        ("gumbel" or "puct") to the kind the agent was trained with.
+        Args:
+            states: B env states of the agent's game.
+            key: a PRNG key.
+            num_simulations: simulations per move; default the config's
+                ``evaluation.simulations``.
+            search: a ``search.kind`` name ("gumbel", "puct", ...); default the agent's own
+                search.
+
+        Returns:
+            int32 [B]: a legal action per state.
+
+        Raises:
+            ValueError: an unknown search kind, or ``num_simulations`` < 1.
         """
         return self.search_player(num_simulations, search).jitted(self.params, states, key)
 
@@ -138,9 +202,9 @@ def locate(path: Path) -> tuple[Path, int | None]:
 
 
 def read_config(run_dir: Path) -> Config:
-    """The run's config.json (an old layout is read in today's, config_from_dict)."""
+    """The run's config.json (an older layout is read in today's)."""
     try:
-        return config_from_dict(json.loads((run_dir / "config.json").read_text()))
+        return read_config_file(run_dir / "config.json")
     except (OSError, ValueError) as error:
         raise CheckpointError(f"{run_dir / 'config.json'} is unreadable ({error})") from None
 
@@ -149,52 +213,101 @@ def load_agent(
     path: str | Path,
     *,
     step: int | None = None,
-    search: Mapping[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    env: Env | None = None,
+    network: nn.Module | None = None,
+    search: SearchPolicy | None = None,
     like: Sequence[Agent] = (),
 ) -> Agent:
-    """The agent of a run directory (latest checkpoint), of one checkpoint directory, of an
-    agent folder (``jaxzero export``), or shipped for a game (``load_agent("connect_four")``:
-    a name that is not a path).
+    """The agent of a run directory, a checkpoint, an agent folder, or a shipped game.
 
-    ``search`` changes how it plays, not what it learned: ``search.*`` and
-    ``evaluation.*`` keys such as ``{"evaluation.average_symmetries": "true",
-    "evaluation.simulations": 800}``. ``like``: agents loaded before; this one shares the
-    network and player of the first that plays alike (same game, network, search and
-    evaluation settings), so that their matches compile once."""
+    Args:
+        path: a run directory (its latest checkpoint), one checkpoint directory
+            (``RUN/checkpoints/N``), an agent folder (``jaxzero export``), or a game name
+            with a shipped agent (``"connect_four"``).
+        step: the checkpoint of a run directory to load.
+        settings: how it plays, not what it learned: ``search.*`` and ``evaluation.*``
+            keys such as ``{"evaluation.simulations": 800}``.
+        env: the game, when the run's ``game`` cannot be imported here.
+        network: the network module, when the run's ``network.kind`` names a module that
+            cannot be imported or rebuilt here.
+        search: the search policy, when the run's ``search`` names functions that cannot
+            be imported here (or to play with another one).
+        like: agents loaded before; this one shares the network and player of the first
+            that plays alike (same game, network, search and evaluation settings), so that
+            their matches compile once.
+
+    Returns:
+        The :class:`Agent`.
+
+    Raises:
+        CheckpointError: one line saying what is missing or damaged and what to pass.
+    """
     path = agent_files.find_agent(path)
-    settings = search_settings(search or {})
+    settings = search_settings(settings or {})
+    given = (env, network, search)
     if agent_files.is_agent_folder(path):
         if step is not None:
             raise CheckpointError(f"{path} is an exported agent, one network: drop the step")
-        config, env, apply_fn, params, iteration = _from_agent_folder(path, settings)
+        config, env, apply_fn, params, iteration, search = _from_agent_folder(path, settings, given)
     else:
-        config, env, apply_fn, params, iteration = _from_checkpoint(path, step, settings)
+        config, env, apply_fn, params, iteration, search = _from_checkpoint(
+            path, step, settings, given
+        )
     twin = next((agent for agent in like if _plays_alike(agent.config, config)), None)
     if twin is not None:
         env, apply_fn, player = twin.env, twin.network, twin.player
     else:
-        player = evaluation_player(config, env, apply_fn)
+        player = evaluation_player(config, env, apply_fn, search)
     return Agent(config, env, params, apply_fn, player, iteration)
 
 
-def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any]):
-    """(config, env, apply_fn, params, iteration) of a run's checkpoint (the latest if
-    neither ``path`` nor ``step`` names one)."""
+def _rebuild(where: Path, config: Config, given: tuple) -> tuple:
+    """(env, network, search, config) of a saved config, each the one given or rebuilt
+    from its name; CheckpointError naming what to pass when one cannot be rebuilt."""
+    env, network, search = given
+    try:
+        env, config = resolve_env(config, env)
+    except (ValueError, ImportError) as error:
+        raise _cannot_rebuild(where, error, "env") from None
+    try:
+        network, config = resolve_network(config, env, network)
+    except ValueError as error:
+        raise _cannot_rebuild(where, error, "network") from None
+    try:
+        search, config = resolve_search(config, search)
+    except ValueError as error:
+        raise _cannot_rebuild(where, error, "search") from None
+    return env, network, search, config
+
+
+def _cannot_rebuild(where: Path, error: Exception, argument: str) -> CheckpointError:
+    return CheckpointError(
+        f"{where} cannot be rebuilt here ({error}); or pass it: load_agent(..., {argument}=...)"
+    )
+
+
+def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any], given: tuple):
+    """(config, env, apply_fn, params, iteration, search) of a run's checkpoint (the latest
+    if neither ``path`` nor ``step`` names one)."""
     run_dir, found_step = locate(path)
     config = apply_overrides(read_config(run_dir), settings)
+    env, network, search, config = _rebuild(run_dir, config, given)
     # One device whatever mesh the run trained on (orbax reshards the restored arrays).
-    trainer = make_trainer(dataclasses.replace(config, num_devices=1))
+    trainer = make_trainer(
+        dataclasses.replace(config, num_devices=1), env=env, network=network, search=search
+    )
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
     with Checkpointer(run_dir, read_only=True) as checkpointer:
         step = found_step if step is None else step
         state = checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
     # the playing network: the learner's, unless a gate kept an earlier best
     params, iteration = state["best_params"], int(state["iteration"])
-    return config, trainer.env, trainer.apply_fn, params, iteration
+    return config, trainer.env, trainer.apply_fn, params, iteration, trainer.search
 
 
-def _from_agent_folder(folder: Path, settings: Mapping[str, Any]):
-    """(config, env, apply_fn, params, iteration) of an exported or shipped agent."""
+def _from_agent_folder(folder: Path, settings: Mapping[str, Any], given: tuple):
+    """(config, env, apply_fn, params, iteration, search) of an exported or shipped agent."""
     facts = agent_files.read_facts(folder)
     config = apply_overrides(read_config(folder), settings)
     if facts["game"] != config.game:
@@ -202,19 +315,35 @@ def _from_agent_folder(folder: Path, settings: Mapping[str, Any]):
             f"{folder}: agent.json says {facts['game']}, config.json {config.game}; "
             "the files come from different agents: export the agent again"
         )
-    env = envs.make(config.game)
-    network = networks.make_network(config.network, env)
+    env, network, search, config = _rebuild(folder, config, given)
     template = jax.eval_shape(
         lambda key: networks.init_params(network, env, key), jax.random.key(0)
     )
     params = agent_files.read_params(folder, template)
-    return config, env, networks.make_apply_fn(network), params, int(facts["iteration"])
+    apply_fn = networks.make_apply_fn(network)
+    return config, env, apply_fn, params, int(facts["iteration"]), search
 
 
 def export_agent(path: str | Path, out: Path, *, step: int | None = None) -> Agent:
     """Write the agent of a run (or checkpoint) into the new folder ``out`` as an agent
     folder (:mod:`jaxzero.run.agent_files`): its config, playing network and a model card
-    of what is known about its training. FileExistsError if ``out`` holds anything."""
+    of what is known about its training.
+
+    Args:
+        path: a run directory (its latest checkpoint) or one checkpoint directory
+            (``RUN/checkpoints/N``); not an agent folder (nor a shipped agent's name).
+        out: the folder to write; it must not exist yet, or be empty. Written whole or
+            not at all.
+        step: the checkpoint of a run directory to export; default the latest.
+
+    Returns:
+        The exported :class:`Agent`, as :func:`load_agent` loaded it.
+
+    Raises:
+        FileExistsError: ``out`` holds anything.
+        CheckpointError: ``path`` is an agent folder already, cannot be loaded, or ``out``
+            cannot be written, in one line.
+    """
     path = agent_files.find_agent(path)
     if agent_files.is_agent_folder(path):
         raise CheckpointError(f"{path} is an agent folder already: copy it instead")
@@ -249,11 +378,10 @@ def _progress_at(run_dir: Path, iteration: int) -> dict[str, float]:
 
 def untrained_agent(config: Config, key: Array) -> Agent:
     """A freshly initialised network of ``config`` as an agent (iteration 0)."""
-    env = envs.make(config.game)
-    network = networks.make_network(config.network, env)
+    env, network, search, config = resolve(config)
     apply_fn = networks.make_apply_fn(network)
     params = networks.init_params(network, env, key)
-    player = evaluation_player(config, env, apply_fn)
+    player = evaluation_player(config, env, apply_fn, search)
     return Agent(config, env, params, apply_fn, player, iteration=0)
 
 
@@ -277,7 +405,7 @@ def find_checkpoints(paths: Sequence[Path], every: int = 1) -> list[tuple[Path, 
     shipped, by game name) gives (folder, None). Duplicates are dropped."""
     if every < 1:
         raise CheckpointError(f"--every must be >= 1, got {every}")
-    found: list[tuple[Path, int]] = []
+    found: list[tuple[Path, int | None]] = []
     for path in map(agent_files.find_agent, paths):
         if agent_files.is_agent_folder(path):
             found.append((path, None))  # an exported or shipped agent: one network
@@ -290,8 +418,8 @@ def find_checkpoints(paths: Sequence[Path], every: int = 1) -> list[tuple[Path, 
         if not steps:
             raise CheckpointError(f"{run_dir} has no checkpoints yet; train it first")
         found += [(run_dir, s) for s in steps[::-1][::every][::-1]]
-    seen: set[tuple[Path, int]] = set()
-    unique = []
+    seen: set[tuple[Path, int | None]] = set()
+    unique: list[tuple[Path, int | None]] = []
     for run_dir, step in found:
         if (run_dir.resolve(), step) not in seen:
             seen.add((run_dir.resolve(), step))
@@ -300,7 +428,7 @@ def find_checkpoints(paths: Sequence[Path], every: int = 1) -> list[tuple[Path, 
 
 
 def load_agents(
-    paths: Sequence[Path], *, every: int = 1, search: Mapping[str, Any] | None = None
+    paths: Sequence[Path], *, every: int = 1, settings: Mapping[str, Any] | None = None
 ) -> list[tuple[str, Agent, Path | None]]:
     """(name ``RUN@STEP``, agent, run directory) of every checkpoint :func:`find_checkpoints`
     finds; agents that play alike share one network and player. All must play one game.
@@ -308,7 +436,7 @@ def load_agents(
     found = find_checkpoints(paths, every)
     agents: list[Agent] = []
     for run_dir, step in found:
-        agents.append(load_agent(run_dir, step=step, search=search, like=agents))
+        agents.append(load_agent(run_dir, step=step, settings=settings, like=agents))
     games = sorted({a.config.game for a in agents})
     if len(games) > 1:
         raise CheckpointError(

@@ -34,11 +34,11 @@ from flax import serialization
 
 from jaxzero.core.config import Config, config_to_dict
 from jaxzero.run.checkpoint import CheckpointError
+from jaxzero.run.config_file import CONFIG_FILE
 from jaxzero.run.files import os_reason, write_atomic
 
 AGENT_FILE = "agent.json"
 PARAMS_FILE = "params.msgpack"
-CONFIG_FILE = "config.json"
 CARD_FILE = "MODEL_CARD.md"
 FORMAT = 1
 

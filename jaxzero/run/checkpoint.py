@@ -22,8 +22,11 @@ difference of layout is refused, naming it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import hashlib
+import logging
 import math
 import shutil
 from pathlib import Path
@@ -40,10 +43,10 @@ CHECKPOINT_DIR = "checkpoints"
 CHECKSUMS = "checksums.sha256"
 
 
-# Self-play fields added since a checkpoint may have been written, each stored as zeros
-# when missing. value_return (the return of each recorded position so far, 915681f):
-# every game jaxzero trained before then paid only its outcome, on its last move, so a
-# game in progress had returned nothing yet: zeros are exact.
+# Self-play fields a checkpoint may lack, each restored as zeros when missing.
+# value_return (the return of each recorded position so far): a checkpoint without it was
+# written by a jaxzero whose games paid only their outcome, on their last move, so a game
+# in progress had returned nothing yet: zeros are exact.
 ADDED_SELFPLAY_FIELDS = ("value_return",)
 # Self-play fields never saved: the carried search trees of tree reuse are a cache of the
 # last searches (B x (2S + 1) env states, more than the rest of a Go run's self-play), so
@@ -79,6 +82,27 @@ def _without_fields(node: Any, names: set[str]) -> Any:
     older = dataclasses.make_dataclass(type(node).__name__, [(n, Any) for n in kept], frozen=True)
     jax.tree_util.register_dataclass(older)
     return older(**{n: getattr(node, n) for n in kept})
+
+
+# orbax logs this WARNING whenever a CheckpointManager opens with ``read_only=True``,
+# the option an agent's load asks for on purpose: a notice, not a problem.
+_READ_ONLY_NOTICE = "Given directory is read only"
+
+
+class _WithoutReadOnlyNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(_READ_ONLY_NOTICE)
+
+
+@contextlib.contextmanager
+def _without_read_only_notice():
+    """Drop orbax's read-only notice (absl's logger) inside this block, nothing else."""
+    logger, notice = logging.getLogger("absl"), _WithoutReadOnlyNotice()
+    logger.addFilter(notice)
+    try:
+        yield
+    finally:
+        logger.removeFilter(notice)
 
 
 class CheckpointError(RuntimeError):
@@ -148,7 +172,7 @@ def _file_hashes(folder: Path) -> dict[str, str]:
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != CHECKSUMS):
         digest = hashlib.sha256()
         with open(path, "rb") as file:
-            for block in iter(lambda f=file: f.read(1 << 20), b""):
+            for block in iter(functools.partial(file.read, 1 << 20), b""):
                 digest.update(block)
         hashes[path.relative_to(folder).as_posix()] = digest.hexdigest()
     return hashes
@@ -203,7 +227,8 @@ class Checkpointer:
             read_only=read_only,
             enable_async_checkpointing=False,  # a failed save raises here, not in a thread
         )
-        self._manager = ocp.CheckpointManager(self.directory, options=options)
+        with _without_read_only_notice():
+            self._manager = ocp.CheckpointManager(self.directory, options=options)
 
     def _check_writable(self) -> None:
         """CheckpointError now, before any training, when checkpoints cannot be written."""
@@ -364,7 +389,7 @@ class Checkpointer:
         saved = self._saved_tree(step)
         if saved is None:
             return ""
-        problems = []
+        problems: list[str] = []
 
         def compare(prefix: str, target: Any, stored: Any) -> None:
             if not dataclasses.is_dataclass(target) or not hasattr(stored, "keys"):

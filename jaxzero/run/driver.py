@@ -46,21 +46,25 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import flax.linen as nn
 import jax
 import numpy as np
 from jax.experimental import multihost_utils
 
+from envs.core import Env
 from jaxzero.core import sharding
-from jaxzero.core.config import Config, config_from_dict, config_to_dict
-from jaxzero.core.loop import Trainer, make_trainer
+from jaxzero.core.config import Config, config_to_dict
+from jaxzero.core.loop import Trainer, make_trainer, resolve
+from jaxzero.core.policies import SearchPolicy
 from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
 from jaxzero.measure.gate import make_gate
 from jaxzero.measure.players import evaluation_player
 from jaxzero.run import hooks as hooks_lib
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
+from jaxzero.run.config_file import CONFIG_FILE, read_config_dict
 from jaxzero.run.files import check_writable, os_reason, write_atomic
+from jaxzero.run.hooks import Hook
 
-CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
 LOCK_FILE = ".lock"  # held (flock) by the one process writing the run
 STOPPING = b"stopping after this iteration (Ctrl-C again: at once)\n"
@@ -88,7 +92,7 @@ def load_run_config(run_dir: str | Path) -> Config:
     if not path.exists():
         raise RunDirError(f"{run_dir} holds no run ({CONFIG_FILE} missing)")
     try:
-        return config_from_dict(json.loads(path.read_text()))
+        return read_config_dict(json.loads(path.read_text()))
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as error:
         raise RunDirError(
             f"{path} is not a readable config ({error}); restore it from "
@@ -222,16 +226,18 @@ class Budget:
 
 def standard_hooks(
     config: Config, trainer: Trainer, run_dir: Path, on_log: Callable | None
-) -> list[Any]:
+) -> list[Hook]:
     """The driver's own hooks for ``config``, in the order they take their turns."""
     positions = config.selfplay.batch_size * config.selfplay.moves_per_iteration
-    hooks: list[Any] = [hooks_lib.MetricsRow(config.train.log_every, positions)]
+    hooks: list[Hook] = [hooks_lib.MetricsRow(config.train.log_every, positions)]
     if config.gate.enabled:
         hooks.append(
-            hooks_lib.GateHook(make_gate(config, trainer.env, trainer.apply_fn), config.seed)
+            hooks_lib.GateHook(
+                make_gate(config, trainer.env, trainer.apply_fn, trainer.search), config.seed
+            )
         )
     if config.evaluation.every > 0:
-        player = evaluation_player(config, trainer.env, trainer.apply_fn)
+        player = evaluation_player(config, trainer.env, trainer.apply_fn, trainer.search)
         evaluation = make_evaluation(
             trainer.env,
             player,
@@ -250,15 +256,27 @@ def standard_hooks(
 
 
 def _prepare(
-    run_dir: Path, config: Config | None, resume: bool, force: bool, trainer: Trainer | None
+    run_dir: Path,
+    config: Config | None,
+    resume: bool,
+    force: bool,
+    trainer: Trainer | None,
+    given: dict[str, Any],
 ) -> tuple[Config, Trainer, IO[bytes] | None]:
     """The config and trainer of the run, its directory ready on every process, and the
-    lock process 0 holds on it (:func:`lock_run_dir`; the caller closes it)."""
+    lock process 0 holds on it (:func:`lock_run_dir`; the caller closes it). ``given``:
+    the env, network and search passed to :func:`train` (make_trainer's keywords)."""
+    if trainer is not None and config is None and not resume:
+        config = trainer.config
+    elif trainer is not None and config is not None:  # as the trainer records it
+        config = resolve(config, trainer.env, trainer.network, trainer.search)[3]
     # A new run's trainer is built first, so that a bad mesh fails before the directory
-    # exists; a run in the way fails before that compile.
+    # exists; a run in the way fails before that compile. The config written is the
+    # trainer's: a custom game, network or search recorded by name.
     if trainer is None and config is not None and not resume:
         refuse_overwrite(run_dir, force)
-        trainer = make_trainer(config)
+        trainer = make_trainer(config, **given)
+        config = trainer.config
     lock = None
     if sharding.is_main_process():
         made = not run_dir.exists()
@@ -276,13 +294,15 @@ def _prepare(
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices("jaxzero: run directory ready")
         config = load_run_config(run_dir)
-    if trainer is not None and trainer.config != config:
+    if config is None or trainer is not None and trainer.config != config:
         if lock is not None:
             lock.close()
         raise ValueError(
             "the trainer passed to train() was built for another config than the run's"
+            if config is not None
+            else "train() needs a config or a trainer for a new run"
         )
-    return config, trainer if trainer is not None else make_trainer(config), lock
+    return config, trainer if trainer is not None else make_trainer(config, **given), lock
 
 
 def _initial_state(trainer: Trainer, checkpointer: Checkpointer, seed: int, resume: bool) -> Any:
@@ -305,20 +325,57 @@ def train(
     resume: bool = False,
     force: bool = False,
     on_log: Callable[[dict[str, float]], None] | None = None,
-    hooks: Sequence[Any] = (),
+    hooks: Sequence[Hook] = (),
     trainer: Trainer | None = None,
+    env: Env | None = None,
+    network: nn.Module | None = None,
+    search: SearchPolicy | None = None,
 ) -> TrainResult:
     """Train until ``seconds`` pass or the run reaches ``iterations`` in total.
 
     With neither, ``config.train.iterations`` is the budget. Ctrl-C stops after the
-    current iteration and saves a checkpoint. ``hooks`` take their turn after the
-    driver's own (:func:`standard_hooks`); one may end the run by setting ``step.stop``.
-    ``trainer``: ``make_trainer(config)`` already built (and compiled) by the caller, to
-    share between runs of one config.
+    current iteration and saves a checkpoint.
+
+    Args:
+        run_dir: the run directory; a new run's is created, an existing run is never
+            overwritten without ``force``.
+        config: the run's settings; may be omitted when resuming (the directory's
+            config.json) or when ``trainer`` is given.
+        seconds: a wall-clock budget for this invocation.
+        iterations: the run's total iteration budget (a resumed run counts its past ones).
+        resume: continue the run in ``run_dir`` from its latest checkpoint.
+        force: start over in a ``run_dir`` that holds a run (deletes it).
+        on_log: called with each logged metrics row (a dict of floats).
+        hooks: hooks of your own (:class:`~jaxzero.run.hooks.Hook`); they take their
+            turn after the driver's own (:func:`standard_hooks`) and its checkpoint,
+            before the stop hooks; one may end the run by setting ``step.stop``.
+        trainer: ``make_trainer(config)`` already built (and compiled) by the caller, to
+            share between runs of one config (``config`` may then be omitted).
+        env: a custom game, as :func:`~jaxzero.core.loop.make_trainer` takes it.
+        network: a custom network module, likewise.
+        search: a custom search policy, likewise. The run's config.json records ``env``,
+            ``network`` and ``search`` by name, so that ``load_agent``, ``play`` and
+            ``eval`` rebuild them where importable, and a resumed run needs them again
+            only where not.
+
+    Returns:
+        A ``TrainResult``: ``run_dir``, ``iterations`` (the run's total when it stopped),
+        ``seconds`` (this invocation's wall time), ``interrupted`` (Ctrl-C or SIGTERM),
+        ``last_metrics`` (the last logged row; {} on processes other than 0).
+
+    Raises:
+        RunDirError: ``run_dir`` cannot be used as asked (a run in the way without
+            ``resume`` or ``force``, nothing to resume, another process writing it, not
+            writable), in one line saying how to fix it.
+        CheckpointError: ``resume`` with a checkpoint that cannot be restored.
+        ValueError: neither ``config`` nor ``trainer`` for a new run, a ``trainer`` built
+            for another config than the run's, or a setting the config or
+            :func:`~jaxzero.core.loop.make_trainer` refuses.
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
-    config, trainer, lock = _prepare(run_dir, config, resume, force, trainer)
+    given = {"env": env, "network": network, "search": search}
+    config, trainer, lock = _prepare(run_dir, config, resume, force, trainer, given)
     if iterations is None and seconds is None:
         iterations = config.train.iterations
     try:
@@ -335,7 +392,7 @@ def _train(
     budget: Budget,
     resume: bool,
     on_log: Callable | None,
-    hooks: Sequence[Any],
+    hooks: Sequence[Hook],
 ) -> TrainResult:
     """The loop of :func:`train` over a prepared, locked run directory."""
     checkpointer = Checkpointer(run_dir, keep_every=config.train.keep_every)

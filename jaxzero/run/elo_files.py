@@ -26,12 +26,12 @@ def elo_rows(table: RoundRobin, run_dir: Path) -> list[dict[str, float]]:
     every fixed opponent's Elo (constant reference lines)."""
     ratings = table.ratings
     fixed = {e.name: ratings[e.name] for e in table.entrants if e.fixed}
-    rows = []
+    rows: list[dict[str, float]] = []
     mine = [e for e in table.entrants if e.run_dir is not None and e.run_dir == run_dir]
-    for entrant in sorted(mine, key=lambda e: e.iteration):
+    for entrant in sorted(mine, key=lambda e: e.iteration or 0):
         i = ratings.players.index(entrant.name)
-        row = {
-            "iteration": entrant.iteration,
+        row: dict[str, float] = {
+            "iteration": entrant.iteration or 0,
             "elo": float(ratings.elo[i]),
             "elo_lower": float(ratings.lower[i]),
             "elo_upper": float(ratings.upper[i]),

@@ -20,9 +20,9 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import jax
 import numpy as np
@@ -65,7 +65,23 @@ class Clock:
 
 @dataclasses.dataclass
 class Step:
-    """One iteration as the hooks see it."""
+    """One iteration as the hooks see it.
+
+    The driver builds one per iteration and passes it to every hook in turn; what one
+    hook leaves for later ones (``row``, ``checks``, ``stop``, a replaced ``state``) is on
+    it.
+
+    Attributes:
+        iteration: iterations completed, this one included.
+        state: the ``TrainState``; the gate may replace it.
+        metrics: the iteration's device scalars.
+        moves: the iteration's self-play moves, [T, B] each.
+        clock: the invocation's :class:`Clock` (wall time, seconds spent in checks, the
+            time budget).
+        row: a logging iteration's metrics row, on the host ({} otherwise).
+        checks: the checks' metrics (gate, evaluation) of this iteration.
+        stop: set by a hook to end the run after this iteration (saved as usual).
+    """
 
     iteration: int  # iterations completed, this one included
     state: Any  # TrainState; the gate may replace it
@@ -78,7 +94,12 @@ class Step:
 
     def record(self) -> dict[str, float]:
         """The row to write: the logged row with the checks, or the checks alone with the
-        iteration and time; {} when there is nothing to write."""
+        iteration and time; {} when there is nothing to write.
+
+        Returns:
+            Metric names to host floats: ``row | checks``, or ``{"iteration",
+            "elapsed"} | checks``, or {}.
+        """
         if self.row:
             return self.row | self.checks
         if self.checks:
@@ -87,20 +108,48 @@ class Step:
 
 
 class Hook(Protocol):
-    def __call__(self, step: Step) -> None: ...
+    """A driver hook: called after every iteration, in its turn (:func:`jaxzero.train`'s
+    ``hooks`` follow the driver's own); it may set ``step.stop`` to end the run. A hook may
+    also be :class:`Starting` and :class:`Closing`."""
+
+    def __call__(self, step: Step) -> None:
+        """Take this iteration's turn.
+
+        Args:
+            step: the iteration; the hook may read it, add to ``step.row`` or
+                ``step.checks``, replace ``step.state``, or set ``step.stop``.
+        """
+        ...
 
 
-def start(hooks: list[Any], state: Any) -> None:
+@runtime_checkable
+class Starting(Protocol):
+    """A hook that wants the state before the first iteration (a resumed run's, restored)."""
+
+    def start(self, state: Any) -> None: ...
+
+
+@runtime_checkable
+class Closing(Protocol):
+    """A hook with something to finish (files to close) after the last iteration, even
+    after a failure (``step`` None when the run failed before its first iteration)."""
+
+    def close(self, step: Any) -> None: ...
+
+
+def start(hooks: Sequence[Hook], state: Any) -> None:
+    """Every :class:`Starting` hook's ``start``, in order."""
     for hook in hooks:
-        if hasattr(hook, "start"):
+        if isinstance(hook, Starting):
             hook.start(state)
 
 
-def close(hooks: list[Any], step: Step) -> None:
-    """Every hook's ``close``, even after one fails (the first failure is raised last)."""
+def close(hooks: Sequence[Hook], step: Step | None) -> None:
+    """Every :class:`Closing` hook's ``close``, even after one fails (the first failure is
+    raised last)."""
     failure = None
     for hook in hooks:
-        if hasattr(hook, "close"):
+        if isinstance(hook, Closing):
             try:
                 hook.close(step)
             except Exception as error:  # the others still close their files

@@ -1,0 +1,84 @@
+"""config.json, the config of a run directory or an agent folder, as written on disk.
+
+Today's layout is :func:`jaxzero.core.config.config_to_dict`'s. Runs written before the
+``evaluation`` and ``gate`` sections existed kept those settings in an ``arena`` section
+and in ``search``; :func:`read_config_dict` reads them in today's layout, so old run
+directories keep loading.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jaxzero.core.config import Config, config_from_dict
+
+CONFIG_FILE = "config.json"
+
+# The older layout's dotted keys -> today's. arena.simulations (0: "the evaluation count")
+# is folded in by _upgrade.
+_RENAMED = {
+    "search.eval_simulations": "evaluation.simulations",
+    "search.average_symmetries": "evaluation.average_symmetries",
+    "arena.opening_plies": "evaluation.opening_plies",
+    "arena.eval_every": "evaluation.every",
+    "arena.eval_games": "evaluation.games",
+    "arena.enabled": "gate.enabled",
+    "arena.every": "gate.every",
+    "arena.num_games": "gate.num_games",
+    "arena.threshold": "gate.threshold",
+    "train.num_devices": "num_devices",
+}
+
+
+def read_config_dict(data: Any) -> Config:
+    """The Config of a config.json's contents, in either layout.
+
+    Args:
+        data: the parsed JSON.
+
+    Returns:
+        The Config.
+
+    Raises:
+        ValueError: naming the unknown key or the bad value.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"config: expected a mapping, got {data!r}")
+    return config_from_dict(_upgrade(data))
+
+
+def read_config_file(path: Path) -> Config:
+    """The Config in the file ``path`` (OSError, ValueError as json and the config raise)."""
+    return read_config_dict(json.loads(path.read_text()))
+
+
+def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A config dict of the older layout (``arena`` section, ``search.eval_simulations``...)
+    in today's; today's layout is returned as it is."""
+    flat = _flatten(data)
+    if not any(key in flat for key in (*_RENAMED, "arena.simulations")):
+        return data
+    arena_simulations = flat.pop("arena.simulations", 0)
+    new = {_RENAMED.get(key, key): value for key, value in flat.items()}
+    if arena_simulations:  # the gate's and evaluation's count; the two are one count now
+        new["evaluation.simulations"] = arena_simulations
+    nested: dict[str, Any] = {}
+    for key, value in new.items():
+        *sections, name = key.split(".")
+        node = nested
+        for section in sections:
+            node = node.setdefault(section, {})
+        node[name] = value
+    return nested
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for name, value in data.items():
+        if isinstance(value, dict):
+            flat |= _flatten(value, f"{prefix}{name}.")
+        else:
+            flat[prefix + name] = value
+    return flat
