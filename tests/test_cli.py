@@ -55,7 +55,9 @@ def test_a_budget_that_trains_nothing_is_refused(tmp_path, flags, message):
 def test_existing_run_is_never_overwritten(tmp_path):
     config = presets.get_preset("tic_tac_toe")
     prepare_run_dir(tmp_path / "run", config, resume=False, force=False)
-    with pytest.raises(RunDirError, match="already holds a run: add --resume"):
+    with pytest.raises(
+        RunDirError, match=r"holds a run \(a tic_tac_toe run, no checkpoint yet\): add --resume"
+    ):
         prepare_run_dir(tmp_path / "run", config, resume=False, force=False)
     line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "--out", str(tmp_path / "run")]))
     assert "already holds a run" in line
@@ -73,6 +75,46 @@ def test_force_starts_over_and_resume_needs_a_run(tmp_path):
     assert not (run / "metrics.jsonl").exists()
     assert json.loads((run / "config.json").read_text())["seed"] == 7
     assert prepare_run_dir(run, None, resume=True, force=False) == changed
+
+
+def _project(folder):
+    """A folder of someone else's: a web app's config.json, its source, its history."""
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "app.py").write_text("print('hello')\n")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (folder / "notes.md").write_text("my notes\n")
+    (folder / "config.json").write_text('{"port": 8080, "debug": true}\n')
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_folder_that_is_not_a_run_is_never_touched_even_with_force(tmp_path, force):
+    before = _project(tmp_path)
+    args = ["train", "tic_tac_toe", "--out", str(tmp_path), "--iterations", "1"]
+    line = _error_line(runner.invoke(app, args + ["--force"] * force))
+    assert "is not a jaxzero run (its config.json is not a jaxzero config: unknown" in line
+    assert ".git/, config.json, notes.md, src/" in line and "nothing was changed" in line
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+    with pytest.raises(RunDirError, match="is not a jaxzero run"):
+        prepare_run_dir(tmp_path, presets.get_preset("tic_tac_toe"), resume=False, force=True)
+    assert (tmp_path / "notes.md").read_text() == "my notes\n"
+
+
+def test_force_deletes_what_the_run_wrote_and_nothing_else(tmp_path):
+    config = presets.get_preset("tic_tac_toe")
+    run = tmp_path / "run"
+    prepare_run_dir(run, config, resume=False, force=False)
+    (run / "checkpoints" / "2").mkdir(parents=True)
+    (run / "tb").mkdir()
+    (run / "metrics.jsonl").write_text("{}\n")
+    (run / "my_analysis.ipynb").write_text("{}")  # the user's, beside the run
+    with pytest.raises(
+        RunDirError, match=r"holds a run \(a tic_tac_toe run, checkpoints up to 2\)"
+    ):
+        prepare_run_dir(run, config, resume=False, force=False)
+    prepare_run_dir(run, config, resume=False, force=True)
+    assert sorted(p.name for p in run.iterdir()) == ["config.json", "my_analysis.ipynb"]
 
 
 def test_resume_rejects_overrides(tmp_path):

@@ -62,6 +62,7 @@ from jaxzero.measure.players import evaluation_player
 from jaxzero.run import hooks as hooks_lib
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE, read_config_dict
+from jaxzero.run.elo_files import ELO_FILE
 from jaxzero.run.files import check_writable, os_reason, write_atomic
 from jaxzero.run.hooks import Hook
 
@@ -111,8 +112,8 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
     assert config is not None
     if holds_run(run_dir):
         refuse_overwrite(run_dir, force)
-        for child in run_dir.iterdir():  # all but the lock this process holds
-            if child.name != LOCK_FILE:
+        for child in run_dir.iterdir():  # what a run writes, never the user's files
+            if _written_by_a_run(child.name):
                 if child.is_dir():
                     shutil.rmtree(child)
                 else:
@@ -126,12 +127,63 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
 
 
 def refuse_overwrite(run_dir: Path, force: bool) -> None:
-    """RunDirError when a new run would replace the run in ``run_dir`` without ``force``."""
-    if holds_run(run_dir) and not force:
+    """RunDirError when a new run would replace the run in ``run_dir`` without ``force``,
+    or when ``run_dir`` holds something that is not a jaxzero run (even with ``force``:
+    jaxzero deletes only what it wrote). The message says what the folder holds."""
+    if not holds_run(run_dir):
+        return
+    foreign = _not_a_run(run_dir)
+    if foreign:
         raise RunDirError(
-            f"{run_dir} already holds a run: add --resume to continue it, --force to "
-            f"start over (deletes it), or --out DIR for a new one"
+            f"{run_dir} is not a jaxzero run ({foreign}; it holds {_listing(run_dir)}): "
+            "nothing was changed; pass --out DIR with a new folder"
         )
+    if not force:
+        raise RunDirError(
+            f"{run_dir} already holds a run ({_describe_run(run_dir)}): add --resume to "
+            "continue it, --force to start over (deletes what the run wrote), or --out DIR "
+            "for a new one"
+        )
+
+
+# What a run writes into its folder, and all that --force deletes (the user's own files
+# beside them stay). Atomic writes go through ".NAME.partial-PID" files first.
+RUN_FILES = frozenset({CONFIG_FILE, METRICS_FILE, CHECKPOINT_DIR, "tb", "report", ELO_FILE})
+
+
+def _written_by_a_run(name: str) -> bool:
+    partial = name.startswith(".") and ".partial-" in name
+    return name in RUN_FILES or partial and name[1:].split(".partial-")[0] in RUN_FILES
+
+
+def _not_a_run(run_dir: Path) -> str:
+    """Why ``run_dir`` (which has a config.json or a checkpoints/) is not a jaxzero run,
+    or "" when it is one: its config.json loads as a jaxzero config."""
+    path = run_dir / CONFIG_FILE
+    if not path.is_file():
+        return f"it has a {CHECKPOINT_DIR}/ but no {CONFIG_FILE}"
+    try:
+        read_config_dict(json.loads(path.read_text()))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as error:
+        reason = str(error).split("; valid keys")[0]
+        return f"its {CONFIG_FILE} is not a jaxzero config: {reason}"
+    return ""
+
+
+def _listing(run_dir: Path, most: int = 6) -> str:
+    names = sorted(p.name + "/" * p.is_dir() for p in run_dir.iterdir())
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def _describe_run(run_dir: Path) -> str:
+    """What a refusal names: "a tic_tac_toe run, checkpoints up to 40"."""
+    game = load_run_config(run_dir).game
+    folder = run_dir / CHECKPOINT_DIR
+    steps = (
+        sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit()) if folder.is_dir() else []
+    )
+    return f"a {game} run, " + (f"checkpoints up to {steps[-1]}" if steps else "no checkpoint yet")
 
 
 def lock_run_dir(run_dir: Path) -> IO[bytes]:
@@ -273,8 +325,9 @@ def _prepare(
     # A new run's trainer is built first, so that a bad mesh fails before the directory
     # exists; a run in the way fails before that compile. The config written is the
     # trainer's: a custom game, network or search recorded by name.
-    if trainer is None and config is not None and not resume:
+    if not resume:  # before anything is written there, its lock included
         refuse_overwrite(run_dir, force)
+    if trainer is None and config is not None and not resume:
         trainer = make_trainer(config, **given)
         config = trainer.config
     lock = None
