@@ -227,6 +227,8 @@ def train(
     )
     console.print(f"resume:  jaxzero train --resume --out {run_dir}")
     console.print(f"play:    jaxzero play --checkpoint {run_dir}")
+    if result.interrupted:  # saved and stopped: the shell still learns it was a signal
+        raise typer.Exit(128 + (result.signal or 2))
 
 
 def _train_config(game, overrides, seconds, iterations, resume):

@@ -60,6 +60,7 @@ from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
 from jaxzero.measure.gate import make_gate
 from jaxzero.measure.players import evaluation_player
 from jaxzero.run import hooks as hooks_lib
+from jaxzero.run import signals
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE, read_config_dict
 from jaxzero.run.elo_files import ELO_FILE
@@ -82,6 +83,7 @@ class TrainResult:
     seconds: float  # wall time of this invocation
     interrupted: bool
     last_metrics: dict[str, float]
+    signal: int = 0  # the signal that interrupted it (SIGINT, SIGTERM), 0 if none
 
 
 def holds_run(run_dir: Path) -> bool:
@@ -231,6 +233,7 @@ class Interrupt:
     saved). A second Ctrl-C stops at once, still saving."""
 
     requested: bool = False
+    signum: int = 0  # the first signal taken
 
     def __call__(self, step: hooks_lib.Step) -> None:
         step.stop = step.stop or self.requested
@@ -246,6 +249,7 @@ class Interrupt:
             if self.requested and signum == signal.SIGINT:
                 raise KeyboardInterrupt
             self.requested = True
+            self.signum = self.signum or signum
             if signum == signal.SIGINT:  # os.write: no reentrant buffered write in a handler
                 with contextlib.suppress(OSError, ValueError):
                     os.write(sys.stderr.fileno(), STOPPING)
@@ -336,6 +340,8 @@ def _prepare(
         try:
             if not made or not resume:  # else prepare_run_dir says there is nothing
                 lock = lock_run_dir(run_dir)
+                if made:  # an interrupt before its first checkpoint removes it
+                    signals.created(run_dir)
             config = prepare_run_dir(run_dir, config, resume=resume, force=force)
             check_writable(run_dir / CHECKPOINT_DIR, "checkpoints")  # before any training
         except BaseException:
@@ -461,7 +467,7 @@ def _train(
     budget(step)  # a run already at its budget trains nothing
     interrupted = False
     try:
-        with interrupt.catching_signals():
+        with interrupt.catching_signals(), signals.loop_takes_signals():
             while not step.stop:
                 state, metrics, moves = trainer.iteration(step.state)
                 step = hooks_lib.Step(step.iteration + 1, state, metrics, moves, clock)
@@ -469,9 +475,12 @@ def _train(
                     hook(step)
     except KeyboardInterrupt:
         interrupted = True
+        interrupt.signum = interrupt.signum or signal.SIGINT
     finally:
         hooks_lib.close(turns, step)
     progress = next((h for h in turns if isinstance(h, hooks_lib.Progress)), None)
     last = progress.last if progress is not None else {}
     interrupted = interrupted or interrupt.requested
-    return TrainResult(run_dir, step.iteration, clock.elapsed(), interrupted, last)
+    return TrainResult(
+        run_dir, step.iteration, clock.elapsed(), interrupted, last, int(interrupt.signum)
+    )

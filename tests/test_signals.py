@@ -1,0 +1,64 @@
+"""Ctrl-C and SIGTERM at any moment of `jaxzero train`'s start-up end it at once with one
+line and exit 130 / 143, leaving no half-made run folder; in the loop they stop it after
+the iteration, checkpoint saved, with the same exit codes."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TINY = [
+    "selfplay.batch_size=8", "selfplay.moves_per_iteration=3", "replay.capacity=256",
+    "replay.min_size=16", "optim.minibatch_size=16", "optim.updates_per_iteration=2",
+    "search.num_simulations=4", "evaluation.simulations=4", "evaluation.every=0",
+    "train.checkpoint_every=1", "network.channels=8", "network.num_blocks=1",
+    "network.value_hidden=16",
+]  # fmt: skip
+JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
+
+
+def _start(run: Path) -> subprocess.Popen:
+    args = [JAXZERO, "train", "tic_tac_toe", *TINY, "--iterations", "500", "--out", str(run)]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for(condition, process: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize(
+    "sig, moment",
+    [(signal.SIGINT, "importing"), (signal.SIGTERM, "folder made, compiling")],
+)
+def test_an_interrupt_in_start_up_exits_at_once_and_leaves_no_half_made_run(tmp_path, sig, moment):
+    run = tmp_path / "run"
+    process = _start(run)
+    if moment == "importing":
+        time.sleep(0.5)
+    else:
+        _wait_for(lambda: (run / "config.json").exists(), process)
+    process.send_signal(sig)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 128 + sig, output
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert lines[-1].startswith(f"error: interrupted by {sig.name}"), output
+    assert "Traceback" not in output
+    assert not run.exists()  # never checkpointed: removed, so the same command starts again
+
+
+def test_an_interrupt_in_the_loop_saves_then_exits_with_the_signals_code(tmp_path):
+    run = tmp_path / "run"
+    process = _start(run)
+    _wait_for(lambda: (run / "checkpoints" / "2").exists(), process)
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 143, output
+    assert "interrupted at iteration" in output and "Traceback" not in output
+    assert any(p.name.isdigit() for p in (run / "checkpoints").iterdir())
