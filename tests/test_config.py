@@ -47,6 +47,7 @@ def test_presets_name_their_game_and_round_trip():
         ("search.kind", "", "search.kind must name a search"),
         ("network.kind", "", "network.kind must name a network"),
         ("network.args", "[1", "network.args: expected a JSON object"),
+        ("search.num_simulations", 100_000, "search.num_simulations=100000 is beyond 16,384"),
         ("optim.schedule", "linear", "optim.schedule: expected one of constant, cosine"),
         ("replay.min_size", 10**9, "replay.min_size must be between 0 and replay.capacity"),
         ("train.keep_every", 7, "make it a multiple of"),

@@ -51,6 +51,9 @@ def _frozen(value: Any) -> Any:
     return tuple(map(_frozen, value)) if isinstance(value, list | tuple) else value
 
 
+MAX_SELFPLAY_SIMULATIONS = 16_384  # AlphaZero searched 800 a move; more is a typo
+
+
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise ValueError(message)
@@ -160,6 +163,12 @@ class SearchConfig:
 
     def __post_init__(self) -> None:
         _check(bool(self.kind), "search.kind must name a search (gumbel, puct, ...)")
+        _check(
+            self.num_simulations <= MAX_SELFPLAY_SIMULATIONS,
+            f"search.num_simulations={self.num_simulations} is beyond "
+            f"{MAX_SELFPLAY_SIMULATIONS:,}, surely a typo: every move of every self-play game "
+            "grows a tree of that many nodes (evaluation.simulations sets how agents play)",
+        )
         _check(
             not (self.chance_nodes and self.reuse_tree),
             "search.chance_nodes and search.reuse_tree cannot both be on (a carried tree "

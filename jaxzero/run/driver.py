@@ -55,6 +55,7 @@ from envs.core import Env
 from jaxzero.core import sharding
 from jaxzero.core.config import Config, config_to_dict
 from jaxzero.core.loop import Trainer, make_trainer, resolve
+from jaxzero.core.memory import check_memory
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
 from jaxzero.measure.gate import make_gate
@@ -334,6 +335,8 @@ def _prepare(
     if trainer is None and config is not None and not resume:
         trainer = make_trainer(config, **given)
         config = trainer.config
+    if trainer is not None and not resume:
+        check_memory(trainer)  # before anything is allocated or written
     lock = None
     if sharding.is_main_process():
         made = not run_dir.exists()
@@ -361,7 +364,10 @@ def _prepare(
             if config is not None
             else "train() needs a config or a trainer for a new run"
         )
-    return config, trainer if trainer is not None else make_trainer(config, **given), lock
+    if trainer is None:
+        trainer = make_trainer(config, **given)
+        check_memory(trainer)
+    return config, trainer, lock
 
 
 def _initial_state(trainer: Trainer, checkpointer: Checkpointer, seed: int, resume: bool) -> Any:

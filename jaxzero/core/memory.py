@@ -1,0 +1,108 @@
+"""What a run needs in memory, checked before anything is allocated.
+
+A size beyond the machine (``replay.capacity=10000000000``) must fail in one line naming
+the setting, not hang in the allocator. The estimate is the training state's size, read
+from ``jax.eval_shape`` (nothing allocated), plus the self-play search trees, whose nodes
+each hold an env state: B games x N nodes x (state + A children's statistics).
+
+    needs = memory_needs(trainer)       # {"replay.capacity": bytes, ...}
+    check_memory(trainer)               # ValueError naming the largest part
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import numpy as np
+
+from jaxzero.core.loop import Trainer
+from jaxzero.core.search import tree_capacity
+
+# Per child edge: index, prior logit, visits, reward, discount, value; per node: visits,
+# raw value, value, parent, action from parent (4 bytes each, mctx.Tree's fields).
+_EDGE_FIELDS, _NODE_FIELDS = 6, 5
+
+
+def _bytes(tree) -> int:
+    leaves = jax.tree.leaves(tree)
+    return sum(math.prod(x.shape) * np.dtype(x.dtype).itemsize for x in leaves)
+
+
+def memory_needs(trainer: Trainer) -> dict[str, int]:
+    """Bytes the run holds at once, by the setting that sizes each part.
+
+    Args:
+        trainer: a built trainer (nothing of it is run or allocated).
+
+    Returns:
+        ``{"replay.capacity": the replay buffer, "selfplay.batch_size": the games and their
+        partial trajectories, "search trees": the self-play search trees (B games x
+        search.num_simulations nodes), "network": parameters and optimiser state (all
+        copies)}``.
+    """
+    config, env = trainer.config, trainer.env
+    state = jax.eval_shape(trainer.init, jax.random.key(0))
+    simulations = config.search.num_simulations
+    nodes = tree_capacity(simulations) if config.search.reuse_tree else simulations + 1
+    env_state = _bytes(jax.eval_shape(env.init, jax.random.key(0)))
+    per_node = env_state + 4 * (_EDGE_FIELDS * env.num_actions + _NODE_FIELDS)
+    return {
+        "replay.capacity": _bytes(state.replay),
+        "selfplay.batch_size": _bytes(state.selfplay),
+        "search trees": config.selfplay.batch_size * nodes * per_node,
+        "network": _bytes((state.params, state.best_params, state.opt_state)),
+    }
+
+
+def available_memory() -> int | None:
+    """Bytes free for a run: the accelerators' free memory, or on a CPU the host's
+    available memory (Linux's MemAvailable); None when it cannot be told."""
+    devices = jax.local_devices()
+    stats = [device.memory_stats() for device in devices]
+    if all(s and "bytes_limit" in s for s in stats):
+        return sum(s["bytes_limit"] - s.get("bytes_in_use", 0) for s in stats)
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_memory(trainer: Trainer, available: int | None = None) -> None:
+    """ValueError, naming the setting to lower, when the run cannot fit in memory.
+
+    Args:
+        trainer: a built trainer.
+        available: bytes free; default :func:`available_memory` (no check when unknown).
+
+    Raises:
+        ValueError: one line with the estimate, the memory free and the largest part.
+    """
+    available = available_memory() if available is None else available
+    needs = memory_needs(trainer)
+    total = sum(needs.values())
+    if available is None or total <= available:
+        return
+    largest = max(needs, key=lambda name: needs[name])
+    raise ValueError(
+        f"the run needs about {_gb(total)} of memory, {_gb(needs[largest])} of it for "
+        f"{largest}, and {_gb(available)} is free: lower {_settings(trainer, largest)}"
+    )
+
+
+def _settings(trainer: Trainer, part: str) -> str:
+    """The settings that size ``part``, with their values."""
+    keys = {
+        "search trees": ("selfplay.batch_size", "search.num_simulations"),
+        "network": ("network.channels", "network.hidden_size"),
+    }.get(part, (part,))
+    values = [getattr(getattr(trainer.config, k.split(".")[0]), k.split(".")[1]) for k in keys]
+    return " or ".join(f"{key} (now {value})" for key, value in zip(keys, values, strict=True))
+
+
+def _gb(size: float) -> str:
+    return f"{size / 1e9:.1f} GB" if size >= 1e8 else f"{size / 1e6:.1f} MB"
