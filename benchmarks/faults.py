@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/faults.py --kills 10 --seed 0 > docs/faults.md
 
-Every probe drives the real command line (``python -m jaxzero.cli``) on tiny tic-tac-toe
+Every probe drives the real command line (``python -m jaxzero``) on tiny tic-tac-toe
 runs in a scratch folder, and checks what a user would check afterwards:
 
 * ``kill -9`` at random moments, then ``--resume``, until the run is done: the final
@@ -13,7 +13,13 @@ runs in a scratch folder, and checks what a user would check afterwards:
   intact checkpoint to fall back to; a truncated config.json: one line naming the file;
 * a read-only disk, a disk full at the start and one that fills during a save (a small
   tmpfs; these need root and ``mount``, and are skipped with the reason otherwise):
-  one ``error:`` line, exit code 2, nothing the user had changed.
+  one ``error:`` line, exit code 2, nothing the user had changed;
+* ``--force`` on someone else's folder (a config.json of theirs, src/, .git/): refused,
+  nothing changed;
+* SIGINT or SIGTERM at random moments 0-10 s into ``train``: one line and 130/143, no
+  run folder left without a checkpoint;
+* sizes beyond memory (``replay.capacity=1e10``, ``selfplay.batch_size=1e9``): one line
+  naming the setting, before anything is written.
 
 "One line" means: exit code 2, no Python traceback, the last line starts with ``error:``.
 """
@@ -52,7 +58,7 @@ class Outcome:
 
 
 def jaxzero(*args: str, **popen) -> subprocess.Popen:
-    command = [sys.executable, "-m", "jaxzero.cli", *args]
+    command = [sys.executable, "-m", "jaxzero", *args]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen)
 
 
@@ -360,6 +366,64 @@ def full_disk_mid_save() -> Outcome:
         return Outcome("disk fills during a save", "failed" if problem else "survived", detail)
 
 
+def force_on_a_foreign_folder(scratch: Path) -> Outcome:
+    """`--force --out DIR` where DIR is someone else's project with a config.json."""
+    folder = scratch / "project"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "app.py").write_text("print('hello')\n")
+    (folder / ".git").mkdir()
+    (folder / "notes.md").write_text("notes\n")
+    (folder / "config.json").write_text('{"port": 8080}\n')
+    before = tree_digest(folder)
+    code, output = finish(*train_args(folder, 2, 1, resume=False), "--force")
+    problem = one_line_error(code, output)
+    if tree_digest(folder) != before or sorted(os.listdir(folder)) != sorted(
+        [".git", "config.json", "notes.md", "src"]
+    ):
+        problem = problem or "the folder changed"
+    result = "failed" if problem else "survived"
+    return Outcome("--force on a folder that is not a run", result, problem or _last(output))
+
+
+def interrupts_in_start_up(scratch: Path, tries: int, rng: random.Random) -> Outcome:
+    """SIGINT or SIGTERM at a random moment 0-10 s into `jaxzero train`: it ends with one
+    line and 130/143 (or, in the loop, saves and exits 130/143); no folder without a
+    checkpoint is left, and the same command then starts (never "already holds a run")."""
+    problems, seen = [], []
+    for k in range(tries):
+        run, sig = scratch / f"interrupt{k}", rng.choice([signal.SIGINT, signal.SIGTERM])
+        moment = rng.uniform(0.0, 10.0)
+        process = jaxzero(*train_args(run, 200, 1, resume=False), text=True)
+        time.sleep(moment)
+        process.send_signal(sig)
+        output, _ = process.communicate(timeout=300)
+        lines = [line for line in output.splitlines() if line.strip()]
+        saved = (run / "checkpoints").is_dir() and any(
+            p.name.isdigit() for p in (run / "checkpoints").iterdir()
+        )
+        seen.append(f"{sig.name}@{moment:.1f}s:{'saved' if saved else 'clean'}")
+        if process.returncode != 128 + sig or "Traceback" in output or not lines:
+            problems.append(f"{sig.name} at {moment:.1f} s: exit {process.returncode}")
+        elif run.exists() and not saved:
+            problems.append(f"{sig.name} at {moment:.1f} s left a folder without checkpoint")
+        elif not saved and not lines[-1].startswith("error: interrupted by"):
+            problems.append(f"{sig.name} at {moment:.1f} s: no one-line notice")
+    detail = "; ".join(problems) or ", ".join(seen)
+    result = "failed" if problems else "survived"
+    return Outcome(f"{tries} interrupts at random moments 0-10 s into train", result, detail)
+
+
+def sizes_beyond_memory(scratch: Path) -> list[Outcome]:
+    outcomes = []
+    for setting in ("replay.capacity=10000000000", "selfplay.batch_size=1000000000"):
+        run = scratch / "huge"
+        code, output = finish(*train_args(run, 2, 1, resume=False), setting)
+        problem = one_line_error(code, output) or ("a folder was made" if run.exists() else "")
+        result = "failed" if problem else "survived"
+        outcomes.append(Outcome(f"train {setting}", result, problem or _last(output)))
+    return outcomes
+
+
 def shown(text: str) -> str:
     for folder in SCRATCH:
         text = text.replace(f"{folder}/", "")
@@ -370,6 +434,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=10, help="random kill -9s of one run")
     parser.add_argument("--save-kills", type=int, default=4, help="kill -9s during a save")
+    parser.add_argument("--interrupts", type=int, default=10, help="SIGINT/SIGTERM in start-up")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
     args = parser.parse_args()
     begin = time.monotonic()
@@ -389,6 +454,9 @@ def main() -> None:
             *read_only_disk(reference),
             full_disk_at_start(),
             full_disk_mid_save(),
+            force_on_a_foreign_folder(scratch),
+            interrupts_in_start_up(scratch, args.interrupts, random.Random(args.seed)),
+            *sizes_beyond_memory(scratch),
         ]
     print(f"Fault probes on tiny tic-tac-toe runs of {ITERATIONS} iterations; "
           f"{time.monotonic() - begin:.0f} s in all.\n")  # fmt: skip

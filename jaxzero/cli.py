@@ -708,6 +708,9 @@ def _progress_line(m: dict[str, float]) -> str:
 
 
 def main() -> None:
+    from jaxzero.run import signals
+
+    signals.install()  # (already, when started as `jaxzero`: jaxzero.entry)
     try:
         app()
     except KeyboardInterrupt:

@@ -1,0 +1,5 @@
+"""``python -m jaxzero``: the command line, as the ``jaxzero`` command starts it."""
+
+from jaxzero.entry import main
+
+main()
