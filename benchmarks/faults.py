@@ -19,7 +19,11 @@ runs in a scratch folder, and checks what a user would check afterwards:
 * SIGINT or SIGTERM at random moments 0-10 s into ``train``: one line and 130/143, no
   run folder left without a checkpoint;
 * sizes beyond memory (``replay.capacity=1e10``, ``selfplay.batch_size=1e9``): one line
-  naming the setting, before anything is written.
+  naming the setting, before anything is written;
+* a diverging run: one line naming the iteration, strict-JSON metrics, no NaN checkpoint;
+* ``eval`` while the run trains and prunes its checkpoints: every eval finishes;
+* tampered agent folders (a flipped byte, NaN parameters, a malformed agent.json) and
+  swapped checkpoint folders or an edited config.json on resume: one line each.
 
 "One line" means: exit code 2, no Python traceback, the last line starts with ``error:``.
 """
@@ -424,6 +428,129 @@ def sizes_beyond_memory(scratch: Path) -> list[Outcome]:
     return outcomes
 
 
+def divergence(scratch: Path) -> Outcome:
+    """A learning rate that diverges: one line naming the iteration, strict-JSON metrics,
+    and no checkpoint that holds a non-finite parameter (each loads, and is finite)."""
+    import json
+
+    from jaxzero.run.agent import load_agent
+
+    run = scratch / "diverged"
+    args = train_args(run, 12, 1, resume=False)
+    code, output = finish(*args, "optim.learning_rate=1e30", "optim.max_grad_norm=0")
+    problem = one_line_error(code, output)
+    try:
+        for line in (run / "metrics.jsonl").read_text().splitlines():
+            json.loads(line, parse_constant=lambda name: 1 / 0)  # NaN, Infinity: refused
+    except (ZeroDivisionError, ValueError, OSError):
+        problem = problem or "metrics.jsonl is not strict JSON"
+    for folder in sorted((run / "checkpoints").glob("[0-9]*")):
+        params = load_agent(run, step=int(folder.name)).params  # refuses non-finite ones
+        if not all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(params)):
+            problem = problem or f"checkpoint {folder.name} holds non-finite parameters"
+    result = "failed" if problem else "survived"
+    return Outcome("a diverging run (learning rate 1e30)", result, problem or _last(output))
+
+
+def eval_during_training(scratch: Path, evals: int = 3) -> Outcome:
+    """`jaxzero eval` of a run still training, checkpointing every iteration and keeping
+    the newest 3: each eval finishes (a step removed meanwhile skipped and named)."""
+    run = scratch / "live"
+    trainer = jaxzero(*train_args(run, 400, 1, resume=False), "train.keep_every=0")
+    while not (run / "checkpoints").is_dir() and trainer.poll() is None:
+        time.sleep(0.2)
+    problems = []
+    for _ in range(evals):
+        code, output = finish("eval", str(run), "--opponents", "random", "--games", "2")
+        if code != 0 or "Traceback" in output or "start a new run" in output:
+            problems.append(f"exit {code}: {_last(output)}")
+    trainer.send_signal(signal.SIGTERM)
+    trainer.wait(timeout=300)
+    detail = "; ".join(problems) or f"{evals} evals of a live run, each finished"
+    return Outcome(
+        "eval while the run trains and prunes", "failed" if problems else "survived", detail
+    )
+
+
+def tampered_agent_folders(scratch: Path, reference: Path) -> list[Outcome]:
+    """An exported agent with a flipped byte, NaN parameters (checksums rewritten by a
+    forger), and a malformed agent.json: `play` refuses each in one line."""
+    import json
+
+    import jax.numpy as jnp
+    from flax import serialization
+
+    from jaxzero.run.agent_files import write_checksums
+
+    base = scratch / "agent"
+    code, output = finish("export", str(reference), "--out", str(base))
+    if code != 0:
+        return [Outcome("tampered agent folders", "failed", f"export: {_last(output)}")]
+
+    def flipped(folder: Path) -> None:
+        path = folder / "params.msgpack"
+        path.write_bytes(_flipped(path.read_bytes()))
+
+    def nan(folder: Path) -> None:
+        path = folder / "params.msgpack"
+        params = serialization.msgpack_restore(path.read_bytes())
+        nans = jax.tree.map(lambda x: np.asarray(jnp.full_like(x, jnp.nan)), params)
+        path.write_bytes(serialization.msgpack_serialize(nans))
+        write_checksums(folder)
+
+    def iteration(folder: Path) -> None:
+        facts = json.loads((folder / "agent.json").read_text()) | {"iteration": "xxx"}
+        (folder / "agent.json").write_text(json.dumps(facts))
+        write_checksums(folder)
+
+    outcomes = []
+    for name, tamper in (("a flipped byte", flipped), ("NaN parameters", nan),
+                         ('"iteration": "xxx"', iteration)):  # fmt: skip
+        folder = scratch / f"agent_{tamper.__name__}"
+        shutil.copytree(base, folder)
+        tamper(folder)
+        code, output = finish("play", "--checkpoint", str(folder), stdin="1\n" * 9)
+        problem = one_line_error(code, output)
+        result = "failed" if problem else "survived"
+        outcomes.append(
+            Outcome(f"agent folder with {name}, play", result, problem or _last(output))
+        )
+    return outcomes
+
+
+def renumbered_and_edited(scratch: Path, reference: Path) -> list[Outcome]:
+    """Resume after two checkpoint folders were swapped, or config.json's game or seed was
+    edited: one line naming the numbers or the fields."""
+    outcomes = []
+    cases = (
+        ("two checkpoint folders swapped", "holds iteration"),
+        ("config.json's seed edited", "seed"),
+        ("config.json's game edited", "game"),
+    )
+    for name, named in cases:
+        run = scratch / name.replace(" ", "_").replace("'", "")
+        shutil.copytree(reference, run)
+        if "swapped" in name:
+            a, b = sorted((run / "checkpoints").glob("[0-9]*"), key=lambda p: int(p.name))[-2:]
+            a.rename(run / "checkpoints" / "swap")
+            b.rename(a)
+            (run / "checkpoints" / "swap").rename(b)
+        else:
+            config = (run / "config.json").read_text()
+            edit = ('"seed": 0', '"seed": 3') if "seed" in name else ("tic_tac_toe", "connect_four")
+            (run / "config.json").write_text(config.replace(*edit, 1))
+        code, output = finish(*train_args(run, ITERATIONS + 2, 2, resume=True))
+        problem = one_line_error(code, output) or (
+            "" if named in _last(output) else f"{named} not named"
+        )
+        outcomes.append(
+            Outcome(
+                f"{name}, --resume", "failed" if problem else "survived", problem or _last(output)
+            )
+        )
+    return outcomes
+
+
 def shown(text: str) -> str:
     for folder in SCRATCH:
         text = text.replace(f"{folder}/", "")
@@ -457,6 +584,10 @@ def main() -> None:
             force_on_a_foreign_folder(scratch),
             interrupts_in_start_up(scratch, args.interrupts, random.Random(args.seed)),
             *sizes_beyond_memory(scratch),
+            divergence(scratch),
+            eval_during_training(scratch),
+            *tampered_agent_folders(scratch, reference),
+            *renumbered_and_edited(scratch, reference),
         ]
     print(f"Fault probes on tiny tic-tac-toe runs of {ITERATIONS} iterations; "
           f"{time.monotonic() - begin:.0f} s in all.\n")  # fmt: skip

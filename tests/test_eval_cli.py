@@ -195,7 +195,8 @@ def test_export_writes_an_agent_folder_that_plays_like_its_run(run, tmp_path):
     result = runner.invoke(app, ["export", f"{run}/checkpoints/10", "--out", str(folder)])
     assert result.exit_code == 0, result.output
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["MODEL_CARD.md", "agent.json", "config.json", "params.msgpack"]
+    files = ["MODEL_CARD.md", "agent.json", "checksums.sha256", "config.json", "params.msgpack"]
+    assert names == files
     facts = json.loads((folder / "agent.json").read_text())
     assert facts["format"] == 1 and facts["game"] == "tic_tac_toe" and facts["iteration"] == 10
     assert facts["source"] == f"{run}/checkpoints/10"
@@ -233,6 +234,9 @@ def test_a_wrong_or_damaged_agent_folder_is_explained(run, tmp_path):
     config = json.loads((folder / "config.json").read_text())
     config["network"]["hidden_size"] *= 2
     (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match="config.json does not match its checksum"):
+        load_agent(folder)
+    (folder / "checksums.sha256").unlink()  # as exported before checksums: still checked
     with pytest.raises(CheckpointError, match="does not fit the network"):
         load_agent(folder)
     (folder / "params.msgpack").write_bytes(b"garbage")

@@ -8,7 +8,9 @@
 An iteration: T self-play moves of B games (finished games' positions go to replay), then
 K minibatch updates (``lax.scan``), each on ``minibatch_size`` positions sampled uniformly
 from replay with a random symmetry; updates are skipped (parameters unchanged) until the
-buffer holds ``replay.min_size`` positions. Metrics are reduced on device.
+buffer holds ``replay.min_size`` positions. Metrics are reduced on device; ``finite``
+(1.0 or 0.0) says whether the iteration's losses and gradient norms, and the parameters
+and optimizer state it leaves, are all finite (the driver stops a run at a 0.0).
 
 Self-play always plays with ``best_params`` (every prior and value in the tree); the
 updates train ``params``. With the arena gate off (``config.gate.enabled`` False),
@@ -39,6 +41,8 @@ from jaxzero.core.policies import SearchPolicy
 
 Array = jax.Array
 Metrics = dict[str, Array]
+# The learner's metrics of every update that the ``finite`` metric checks.
+FINITE_METRICS = ("policy_loss", "value_loss", "grad_norm")
 
 
 @state_dataclass
@@ -377,6 +381,13 @@ def make_step(
             "buffer_fill": size.astype(jnp.float32) / (buffer.capacity * shards),
             "positions_written": (state.positions_written + written).astype(jnp.float32),
             "updated": readyf,
+            # 1.0 while training stays finite (the driver stops the run at a 0.0): this
+            # iteration's losses and gradient norms, and the parameters and optimizer
+            # state it leaves. Updates before min_size are discarded: their losses are not.
+            "finite": _all_finite(
+                (params, opt_state),
+                jnp.where(ready, jnp.stack([learn_metrics[n] for n in FINITE_METRICS]), 0.0),
+            ).astype(jnp.float32),
         }
         if env.num_players == 1:  # a score, not an outcome
             metrics["game_return"] = sums["first_player_return_sum"] / per_game
@@ -399,6 +410,12 @@ def make_step(
         return new_state, metrics, moves
 
     return step
+
+
+def _all_finite(*trees) -> Array:
+    """bool []: every floating-point number of ``trees`` is finite (no NaN, no inf)."""
+    leaves = [x for x in jax.tree.leaves(trees) if jnp.issubdtype(x.dtype, jnp.inexact)]
+    return jnp.all(jnp.stack([jnp.isfinite(x).all() for x in leaves]))
 
 
 def _recent_value_error(

@@ -120,6 +120,9 @@ class GtpEngine:
             raise GtpError("komi not a float") from None
         if not math.isfinite(komi):
             raise GtpError("komi must be a finite number")
+        points = self.env.size**2  # a margin beyond it cannot change a result, and 1e308
+        if abs(komi) > points:  # would be inf in the float32 score
+            raise GtpError(f"komi must be between -{points} and {points} (the board's points)")
         if komi != self.env.komi:
             env = Go(self.env.size, komi=komi, history=self.env.history)
             self.agent = self.agent.with_env(env)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,12 @@ from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.measure.players import SearchPlayer, evaluation_player
 from jaxzero.run import agent_files
-from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
+from jaxzero.run.checkpoint import (
+    CHECKPOINT_DIR,
+    Checkpointer,
+    CheckpointError,
+    CheckpointRemoved,
+)
 from jaxzero.run.config_file import read_config_file
 
 Array = jax.Array
@@ -298,12 +304,24 @@ def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any], 
         dataclasses.replace(config, num_devices=1), env=env, network=network, search=search
     )
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
-    with Checkpointer(run_dir, read_only=True) as checkpointer:
-        step = found_step if step is None else step
-        state = checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
+    state = _read_playing_network(run_dir, abstract, found_step if step is None else step)
     # the playing network: the learner's, unless a gate kept an earlier best
     params, iteration = state["best_params"], int(state["iteration"])
     return config, trainer.env, trainer.apply_fn, params, iteration, trainer.search
+
+
+def _read_playing_network(run_dir: Path, abstract: Any, step: int | None) -> dict[str, Any]:
+    """``best_params`` and ``iteration`` of checkpoint ``step``; of the latest for None,
+    read again from the new latest should the run, still training, remove it meanwhile."""
+    attempts = 3 if step is None else 1
+    for attempt in range(1, attempts + 1):
+        try:
+            with Checkpointer(run_dir, read_only=True) as checkpointer:
+                return checkpointer.restore_fields(abstract, ["best_params", "iteration"], step)
+        except CheckpointRemoved:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _from_agent_folder(folder: Path, settings: Mapping[str, Any], given: tuple):
@@ -353,8 +371,8 @@ def export_agent(path: str | Path, out: Path, *, step: int | None = None) -> Age
     facts = {
         "game": agent.config.game,
         "iteration": agent.iteration,
-        "positions": int(progress.get("positions_written", 0)) or None,
-        "seconds": round(progress["elapsed"]) if "elapsed" in progress else None,
+        "positions": int(progress.get("positions_written") or 0) or None,
+        "seconds": round(progress["elapsed"]) if progress.get("elapsed") is not None else None,
         "parameters": sum(int(x.size) for x in jax.tree.leaves(agent.params)),
         "network": type(networks.make_network(agent.config.network, agent.env)).__name__,
         "source": f"{run_dir}/{CHECKPOINT_DIR}/{agent.iteration}",
@@ -403,28 +421,66 @@ def find_checkpoints(paths: Sequence[Path], every: int = 1) -> list[tuple[Path, 
     ``every``-th of its checkpoints counted back from the latest (always included); a
     checkpoint directory ``RUN/checkpoints/N`` gives itself; an agent folder (exported or
     shipped, by game name) gives (folder, None). Duplicates are dropped."""
+    return [(run_dir, step) for run_dir, step, _ in _found_checkpoints(paths, every)]
+
+
+def _found_checkpoints(paths: Sequence[Path], every: int) -> list[tuple[Path, int | None, bool]]:
+    """:func:`find_checkpoints`' pairs, each with whether it was listed from a run
+    directory (a live run's retention may remove it before it is read)."""
     if every < 1:
         raise CheckpointError(f"--every must be >= 1, got {every}")
-    found: list[tuple[Path, int | None]] = []
+    found: list[tuple[Path, int | None, bool]] = []
     for path in map(agent_files.find_agent, paths):
         if agent_files.is_agent_folder(path):
-            found.append((path, None))  # an exported or shipped agent: one network
+            found.append((path, None, False))  # an exported or shipped agent: one network
             continue
         run_dir, step = locate(path)
         if step is not None:
-            found.append((run_dir, step))
+            found.append((run_dir, step, False))
             continue
         steps = checkpoint_steps(run_dir)
         if not steps:
             raise CheckpointError(f"{run_dir} has no checkpoints yet; train it first")
-        found += [(run_dir, s) for s in steps[::-1][::every][::-1]]
+        found += [(run_dir, s, True) for s in steps[::-1][::every][::-1]]
     seen: set[tuple[Path, int | None]] = set()
-    unique: list[tuple[Path, int | None]] = []
-    for run_dir, step in found:
+    unique: list[tuple[Path, int | None, bool]] = []
+    for run_dir, step, listed in found:
         if (run_dir.resolve(), step) not in seen:
             seen.add((run_dir.resolve(), step))
-            unique.append((run_dir, step))
+            unique.append((run_dir, step, listed))
     return unique
+
+
+def _removed(run_dir: Path, step: int, error: CheckpointError) -> bool:
+    """Whether ``error``, reading the listed ``step``, comes of its removal meanwhile."""
+    gone = not (run_dir / CHECKPOINT_DIR / str(step)).is_dir()
+    return isinstance(error, CheckpointRemoved) or gone
+
+
+def _load_found(
+    paths: Sequence[Path], every: int, settings: Mapping[str, Any] | None
+) -> tuple[list[Agent], list[tuple[Path, int | None]], list[int]]:
+    """(agents, their (run directory, step), steps skipped) of :func:`load_agents`."""
+    agents: list[Agent] = []
+    found: list[tuple[Path, int | None]] = []
+    skipped = []
+    for run_dir, step, listed in _found_checkpoints(paths, every):
+        try:
+            agent = load_agent(run_dir, step=step, settings=settings, like=agents)
+        except CheckpointError as error:
+            if not (listed and step is not None and _removed(run_dir, step, error)):
+                raise
+            skipped.append(step)
+            print(
+                f"checkpoint {step} in {run_dir / CHECKPOINT_DIR} was removed while reading "
+                "(the run is still training): skipped",
+                file=sys.stderr,
+                flush=True,
+            )
+            continue
+        agents.append(agent)
+        found.append((run_dir, step))
+    return agents, found, skipped
 
 
 def load_agents(
@@ -432,15 +488,24 @@ def load_agents(
 ) -> list[tuple[str, Agent, Path | None]]:
     """(name ``RUN@STEP``, agent, run directory) of every checkpoint :func:`find_checkpoints`
     finds; agents that play alike share one network and player. All must play one game.
-    An agent folder (exported or shipped) has no run directory: None."""
-    found = find_checkpoints(paths, every)
-    agents: list[Agent] = []
-    for run_dir, step in found:
-        agents.append(load_agent(run_dir, step=step, settings=settings, like=agents))
+    An agent folder (exported or shipped) has no run directory: None.
+
+    A checkpoint listed from a run directory that the run, still training, removes
+    before it is read (its retention) is skipped, named in a line on stderr; should
+    every one go so, the run directories are listed again."""
+    for _ in range(3):
+        agents, found, skipped = _load_found(paths, every, settings)
+        if agents or not skipped:
+            break
     games = sorted({a.config.game for a in agents})
     if len(games) > 1:
         raise CheckpointError(
             f"the checkpoints play different games ({', '.join(games)}); pick one"
+        )
+    if not games and skipped:
+        raise CheckpointError(
+            "every checkpoint listed, three times, was removed while reading (the run is "
+            "still training and saves faster than they load): try again"
         )
     if not games:
         raise CheckpointError("give at least one run directory or checkpoint to rate")

@@ -12,6 +12,14 @@ buffer, games in progress: tens of MB). An agent folder holds only what plays:
     agent.json        {"format": 1, "game", "iteration", "positions", "seconds",
                        "parameters", "network", "source"}
     MODEL_CARD.md     what it is, how it was trained, how strong it is and how that was measured
+    checksums.sha256  the sha256 of agent.json, config.json and params.msgpack (``sha256sum``
+                      format), as checkpoints carry; not of the card, which is completed by
+                      hand after export (its strength)
+
+Every load checks what it reads: the checksums (when the folder has them: one exported
+before them still loads), each parameter's dtype (floating, as the network's), shape and
+finiteness, and agent.json's fields by type; a failure is one CheckpointError line naming
+the file and the field or parameter.
 
 ``jaxzero export RUN --out DIR`` writes one; ``jaxzero.load_agent(DIR)`` and every command
 that takes a run directory read it. The shipped agents are such folders under
@@ -20,8 +28,11 @@ that takes a run directory read it. The shipped agents are such folders under
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from importlib import resources
@@ -40,7 +51,10 @@ from jaxzero.run.files import os_reason, write_atomic
 AGENT_FILE = "agent.json"
 PARAMS_FILE = "params.msgpack"
 CARD_FILE = "MODEL_CARD.md"
+CHECKSUMS = "checksums.sha256"
+CHECKSUMMED = (AGENT_FILE, CONFIG_FILE, PARAMS_FILE)  # what plays; the card is edited by hand
 FORMAT = 1
+_LISTING_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")  # sha256sum's text and binary modes
 
 
 def shipped_root() -> Path:
@@ -93,44 +107,186 @@ def describe(path: Path) -> str:
 
 
 def read_facts(folder: Path) -> dict[str, Any]:
-    """``agent.json`` of an agent folder, checked to be a format this jaxzero reads."""
+    """``agent.json`` of an agent folder, checked to be a format this jaxzero reads, with
+    ``game`` a string and ``iteration`` an integer >= 0; agent.json and config.json are
+    checked against the folder's checksums first."""
     path = folder / AGENT_FILE
+    check_checksums(folder, (AGENT_FILE, CONFIG_FILE))
     try:
         facts = json.loads(path.read_text())
     except (OSError, ValueError) as error:
         raise CheckpointError(f"{path} is unreadable ({error}); export the agent again") from None
-    if not isinstance(facts, dict) or facts.get("format") != FORMAT:
-        found = facts.get("format") if isinstance(facts, dict) else None
+    if not isinstance(facts, dict):
+        raise CheckpointError(f"{path} holds no JSON object; export the agent again")
+    if "format" in facts and not _is_int(facts["format"]):
+        raise _bad_field(path, "format", facts, f"the integer {FORMAT}")
+    if facts.get("format") != FORMAT:  # first: another format may hold other fields
         raise CheckpointError(
-            f"{path} has format {found!r}, this jaxzero reads format {FORMAT}: upgrade "
-            "jaxzero or export the agent again"
+            f"{path} has format {facts.get('format')!r}, this jaxzero reads format {FORMAT}: "
+            "upgrade jaxzero or export the agent again"
         )
     missing = [key for key in ("game", "iteration") if key not in facts]
     if missing:
         raise CheckpointError(f"{path} lacks {', '.join(missing)}; export the agent again")
+    if not isinstance(facts["game"], str) or not facts["game"]:
+        raise _bad_field(path, "game", facts, "a string")
+    if not _is_int(facts["iteration"]) or facts["iteration"] < 0:
+        raise _bad_field(path, "iteration", facts, "an integer >= 0")
     return facts
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # JSON true is no number
+
+
+def _bad_field(path: Path, field: str, facts: dict[str, Any], expected: str) -> CheckpointError:
+    found = json.dumps(facts[field])
+    found = found if len(found) <= 40 else found[:37] + "..."
+    return CheckpointError(
+        f'{path}: field "{field}" is {found}, expected {expected}; export the agent again'
+    )
+
+
 def read_params(folder: Path, template: Any) -> Any:
-    """The network variables of an agent folder, restored into ``template``'s structure;
-    CheckpointError when the file is unreadable or does not fit the config's network."""
+    """The network variables of an agent folder, restored into ``template``'s structure
+    (the network's ``jax.ShapeDtypeStruct`` tree). CheckpointError, naming the file and
+    the parameter, when the file does not match its checksum or is unreadable, or a
+    parameter is missing, unknown, not an array, of another shape, not floating where the
+    network's is (another dtype where it is not), or not finite in the network's dtype."""
     path = folder / PARAMS_FILE
+    check_checksums(folder, (PARAMS_FILE,))
     try:
         stored = serialization.msgpack_restore(path.read_bytes())
     except (OSError, ValueError, TypeError) as error:
         raise CheckpointError(f"{path} is unreadable ({error}); export the agent again") from None
-    if _shapes(stored) != _shapes(serialization.to_state_dict(template)):
+    wanted = _named_leaves(serialization.to_state_dict(template))
+    found = _named_leaves(stored) if isinstance(stored, dict) else {}
+    misfit = _misfit(wanted, found)
+    if misfit:
         raise CheckpointError(
-            f"{path} does not fit the network of {folder / CONFIG_FILE} (different layers "
-            "or shapes); the two files come from different agents: export the agent again"
+            f"{path} does not fit the network of {folder / CONFIG_FILE} ({misfit}); the two "
+            "files come from different agents: export the agent again"
         )
-    return jax.tree.map(jax.numpy.asarray, serialization.from_state_dict(template, stored))
+    checked = {key: _checked_leaf(path, key, found[key], like) for key, like in wanted.items()}
+    tree = _nested(checked)
+    return jax.tree.map(jax.numpy.asarray, serialization.from_state_dict(template, tree))
 
 
-def _shapes(tree: Any) -> dict[str, tuple[int, ...]]:
-    """Each leaf's path and shape: what a network's variables must match."""
-    leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
-    return {jax.tree_util.keystr(path): tuple(leaf.shape) for path, leaf in leaves}
+def _named_leaves(tree: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
+    """The leaves of nested dicts by their keys; anything that is not a dict (or is an
+    empty one) is a leaf, whatever it holds."""
+    if not isinstance(tree, dict) or not tree:
+        return {prefix: tree}
+    named: dict[tuple[str, ...], Any] = {}
+    for key, value in tree.items():
+        named |= _named_leaves(value, (*prefix, str(key)))
+    return named
+
+
+def _nested(named: dict[tuple[str, ...], Any]) -> dict[str, Any]:
+    """:func:`_named_leaves` undone."""
+    tree: dict[str, Any] = {}
+    for (*path, last), value in named.items():
+        node = tree
+        for key in path:
+            node = node.setdefault(key, {})
+        node[last] = value
+    return tree
+
+
+def _name(key: tuple[str, ...]) -> str:
+    return ".".join(key)  # params.Dense_0.kernel, as checkpoint messages name them
+
+
+def _misfit(wanted: dict[tuple[str, ...], Any], found: dict[tuple[str, ...], Any]) -> str:
+    """'' when ``found`` has ``wanted``'s parameters with their shapes, else the first
+    difference."""
+    missing = sorted(wanted.keys() - found.keys())
+    if missing:
+        return f"parameter {_name(missing[0])} missing"
+    unknown = sorted(found.keys() - wanted.keys())
+    if unknown:
+        return f"unknown parameter {_name(unknown[0])}"
+    for key, like in wanted.items():
+        shape = getattr(found[key], "shape", None)
+        if shape is not None and tuple(shape) != tuple(like.shape):
+            return (
+                f"parameter {_name(key)}: shape {list(shape)} in the file, {list(like.shape)} here"
+            )
+    return ""
+
+
+def _checked_leaf(path: Path, key: tuple[str, ...], leaf: Any, like: Any) -> np.ndarray:
+    """``leaf`` as an array of ``like``'s dtype, checked to be one of its kind, finite."""
+    name = _name(key)
+    if not isinstance(leaf, np.ndarray | np.generic):
+        raise CheckpointError(
+            f"{path}: parameter {name} is a {type(leaf).__name__}, not an array of numbers; "
+            "export the agent again"
+        )
+    floating = jax.numpy.issubdtype(like.dtype, jax.numpy.floating)
+    same_kind = jax.numpy.issubdtype(leaf.dtype, jax.numpy.floating) == floating
+    if not same_kind or not floating and leaf.dtype != like.dtype:
+        raise CheckpointError(
+            f"{path}: parameter {name} is {leaf.dtype}, the network's is {like.dtype}; "
+            "export the agent again"
+        )
+    with np.errstate(all="ignore"):  # a value beyond float32 becomes inf: refused below
+        value = np.asarray(leaf, like.dtype)
+    if floating and not np.isfinite(value).all():
+        raise CheckpointError(
+            f"{path}: parameter {name} holds NaN or infinite values ({like.dtype}); the file "
+            "is damaged: export the agent again"
+        )
+    return value
+
+
+def write_checksums(folder: Path) -> None:
+    """``folder/checksums.sha256`` of an agent folder's :data:`CHECKSUMMED` files, in
+    ``sha256sum`` format (``sha256sum -c checksums.sha256`` checks it)."""
+    lines = "".join(f"{_sha256(folder / name)}  {name}\n" for name in CHECKSUMMED)
+    write_atomic(folder / CHECKSUMS, lines)
+
+
+def check_checksums(folder: Path, names: tuple[str, ...] = CHECKSUMMED) -> None:
+    """CheckpointError, naming the file, when one of ``names`` does not match the folder's
+    checksum listing or the listing lacks it; nothing when the folder has no listing (an
+    agent exported before checksums)."""
+    listing = folder / CHECKSUMS
+    if not listing.exists():
+        return
+    try:
+        lines = listing.read_text().splitlines()
+    except (OSError, ValueError) as error:
+        raise CheckpointError(
+            f"{listing} is unreadable ({os_reason(error)}); export the agent again"
+        ) from None
+    matches = [_LISTING_LINE.fullmatch(line) for line in lines if line.strip()]
+    if not all(matches):
+        raise CheckpointError(f"{listing} is not a sha256sum listing; export the agent again")
+    expected = {match.group(2): match.group(1) for match in matches if match}
+    for name in names:
+        if name not in expected:
+            raise CheckpointError(f"{listing} lists no checksum for {name}; export the agent again")
+        try:
+            digest = _sha256(folder / name)
+        except OSError as error:
+            raise CheckpointError(
+                f"{folder / name} is unreadable ({os_reason(error)}); export the agent again"
+            ) from None
+        if digest != expected[name]:
+            raise CheckpointError(
+                f"{folder / name} does not match its checksum in {listing}: the agent folder "
+                "was damaged or edited after export; export the agent again"
+            )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(functools.partial(file.read, 1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_agent(
@@ -150,6 +306,7 @@ def write_agent(
         stored = {"format": FORMAT, **facts}
         write_atomic(partial / AGENT_FILE, json.dumps(stored, indent=2) + "\n")
         write_atomic(partial / CARD_FILE, card)
+        write_checksums(partial)
         if folder.exists():
             folder.rmdir()
         os.replace(partial, folder)

@@ -12,6 +12,22 @@ Beside each finished step, ``checkpoints/N/checksums.sha256`` (``sha256sum`` for
 holds the hash of every file orbax wrote; every load checks it, so damaged bytes are
 refused, naming the newest intact step to fall back to, instead of playing with NaNs.
 
+The newest ``max_to_keep`` checkpoints hold the whole state. One kept only because its
+step is a multiple of ``train.keep_every`` (history, for Elo curves) keeps only what
+plays: a copy of ``best_params`` and ``iteration`` saved beside the state (the ``agent``
+item), its ``state`` deleted once newer checkpoints push it out of the newest, so a long
+run's history costs networks, not replay buffers. ``load_agent``, ``eval`` and
+``export`` read either kind; a resume takes only a whole one.
+
+A checkpoint folder's number is the iteration it holds; a restore checks it, so folders
+renamed or swapped by hand are refused, naming both numbers.
+
+A run may be read while it trains. Retention removes a step in one rename (into
+``checkpoints/.removed``, emptied after each save), so a reader finds a step whole or
+gone; a read that fails because its step went raises :class:`CheckpointRemoved`, never
+"damaged". Parameters that are NaN or infinite (a diverged run, saved by an older
+jaxzero) are refused on every restore, naming the earlier checkpoints.
+
 Typed PRNG keys (``jax.random.key``) are stored as their raw key data and re-wrapped on
 restore, so any TrainState that JAX can hold can be saved.
 
@@ -24,11 +40,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import functools
 import hashlib
 import logging
 import math
+import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +60,12 @@ from jaxzero.run.files import FileProblem, check_writable, os_reason, write_atom
 
 CHECKPOINT_DIR = "checkpoints"
 CHECKSUMS = "checksums.sha256"
+# Where retention moves a step it deletes (an atomic rename: a reader of a live run finds
+# a step whole or not at all), emptied after every save.
+REMOVED = ".removed"
+STATE_ITEM = "state"  # the whole TrainState; a history checkpoint drops it
+AGENT_ITEM = "agent"  # what plays, saved beside it at multiples of keep_every
+AGENT_FIELDS = ("best_params", "iteration")
 
 
 # Self-play fields a checkpoint may lack, each restored as zeros when missing.
@@ -87,16 +112,19 @@ def _without_fields(node: Any, names: set[str]) -> Any:
 # orbax logs this WARNING whenever a CheckpointManager opens with ``read_only=True``,
 # the option an agent's load asks for on purpose: a notice, not a problem.
 _READ_ONLY_NOTICE = "Given directory is read only"
+# ... and these when a step it lists is gone before it reads the step's metadata (the
+# retention of a run still training): the step is not listed, nothing is wrong.
+_GONE_NOTICE = ("Metadata file does not exist", "Failed to read Metadata file")
 
 
 class _WithoutReadOnlyNotice(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith(_READ_ONLY_NOTICE)
+        return not str(record.msg).startswith((_READ_ONLY_NOTICE, *_GONE_NOTICE))
 
 
 @contextlib.contextmanager
 def _without_read_only_notice():
-    """Drop orbax's read-only notice (absl's logger) inside this block, nothing else."""
+    """Drop orbax's two notices above (absl's logger) inside this block, nothing else."""
     logger, notice = logging.getLogger("absl"), _WithoutReadOnlyNotice()
     logger.addFilter(notice)
     try:
@@ -108,6 +136,20 @@ def _without_read_only_notice():
 class CheckpointError(RuntimeError):
     """A checkpoint is missing, damaged, unreadable or cannot be written; the message
     says what to do."""
+
+
+class CheckpointRemoved(CheckpointError):
+    """A checkpoint that was there is gone, removed while being read: by the retention
+    of the run, still training. Nothing is wrong with the run; read another step."""
+
+    def __init__(self, message: str, step: int, folder: Path):
+        super().__init__(message)
+        self.step, self.folder = step, folder  # the step, and its run's checkpoints/
+
+
+def _has_agent(state: Any) -> bool:
+    """Whether ``state`` (a TrainState) holds what an agent plays with."""
+    return all(hasattr(state, name) for name in AGENT_FIELDS)
 
 
 def _is_key(x: Any) -> bool:
@@ -166,21 +208,28 @@ def _from_storable(tree: Any, abstract: Any) -> Any:
     return jax.tree.map(restore, tree, abstract)
 
 
-def _file_hashes(folder: Path) -> dict[str, str]:
-    """sha256 of every file under ``folder`` but the checksum file, by relative path."""
+def _file_hashes(folder: Path, skip: str = "") -> dict[str, str]:
+    """sha256 of every file under ``folder`` but the checksum file (and those under its
+    subfolder ``skip``), by relative path."""
     hashes = {}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != CHECKSUMS):
-        digest = hashlib.sha256()
-        with open(path, "rb") as file:
-            for block in iter(functools.partial(file.read, 1 << 20), b""):
-                digest.update(block)
-        hashes[path.relative_to(folder).as_posix()] = digest.hexdigest()
+    found = (p for p in folder.rglob("*") if p.is_file() and p.name != CHECKSUMS)
+    for path in sorted(p for p in found if p.relative_to(folder).parts[0] != skip):
+        hashes[path.relative_to(folder).as_posix()] = _sha256(path)
     return hashes
 
 
-def write_checksums(folder: Path) -> None:
-    """``folder/checksums.sha256`` for a finished checkpoint step (``sha256sum -c`` reads it)."""
-    lines = "".join(f"{h}  {name}\n" for name, h in _file_hashes(folder).items())
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(functools.partial(file.read, 1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_checksums(folder: Path, skip: str = "") -> None:
+    """``folder/checksums.sha256`` for a finished checkpoint step (``sha256sum -c`` reads
+    it); ``skip``: a subfolder left out (one about to be deleted)."""
+    lines = "".join(f"{h}  {name}\n" for name, h in _file_hashes(folder, skip).items())
     write_atomic(folder / CHECKSUMS, lines)
 
 
@@ -189,17 +238,65 @@ def damaged_file(folder: Path) -> str | None:
     missing), None when all match. A step without checksums (written by an older jaxzero,
     or killed between orbax's commit and the checksums) counts as intact."""
     listing = folder / CHECKSUMS
-    if not listing.exists():
+    try:
+        text = listing.read_text(errors="replace")
+    except FileNotFoundError:
         return None
     expected = {}
-    for line in listing.read_text(errors="replace").splitlines():
+    for line in text.splitlines():
         digest, _, name = line.partition("  ")
         expected[name] = digest
-    found = _file_hashes(folder)
-    for name, digest in expected.items():
-        if found.get(name) != digest:
-            return name if name in found else f"{name} (missing)"
+    for name, digest in expected.items():  # only those listed: others may come and go
+        try:
+            if _sha256(folder / name) != digest:
+                return name
+        except (FileNotFoundError, IsADirectoryError):
+            return f"{name} (missing)"
     return None
+
+
+@dataclasses.dataclass
+class _Retention:
+    """Which checkpoints a run keeps (an orbax preservation policy): the newest
+    ``max_to_keep`` and every multiple of ``keep_every``; of the others, one a reader
+    holds (:meth:`Checkpointer._hold`) stays until a later save. Each one let go is
+    locked until :meth:`release`, after orbax has moved it out, so that no reader
+    starts on it meanwhile."""
+
+    directory: Path
+    max_to_keep: int
+    keep_every: int
+    held: list[int] = dataclasses.field(default_factory=list)  # folders locked to go
+
+    def should_preserve(self, checkpoints: Sequence[Any], *, context: Any) -> list[bool]:
+        newest = len(checkpoints) - self.max_to_keep
+        kept = [
+            i >= newest or bool(self.keep_every) and info.step % self.keep_every == 0
+            for i, info in enumerate(checkpoints)
+        ]
+        if not sharding.is_main_process():  # the one that deletes decides
+            return kept
+        return [kept[i] or self._being_read(info.step) for i, info in enumerate(checkpoints)]
+
+    def _being_read(self, step: int) -> bool:
+        """Whether a reader holds checkpoint ``step``; if not, it is locked to go."""
+        try:
+            folder = os.open(self.directory / str(step), os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:  # held by a reader, or no locks on this storage
+            os.close(folder)
+            return isinstance(error, BlockingIOError)
+        self.held.append(folder)
+        return False
+
+    def release(self) -> None:
+        for folder in self.held:
+            with contextlib.suppress(OSError):
+                os.close(folder)
+        self.held.clear()
 
 
 class Checkpointer:
@@ -218,17 +315,30 @@ class Checkpointer:
         ``read_only``: only load (an agent), never create or delete anything."""
         self.directory = Path(run_dir).absolute() / CHECKPOINT_DIR
         self.shown = Path(run_dir) / CHECKPOINT_DIR  # as the user named it, for messages
+        self._max_to_keep, self._keep_every = max_to_keep, keep_every
         if not read_only:
             self._check_writable()
-        keeping = {"max_to_keep": max_to_keep, "keep_period": keep_every or None}
+        self._retention = _Retention(self.directory, max_to_keep, keep_every)
+        self._read_only = read_only
+        self._holding: list[int] = []  # folders this reader holds (_hold)
+        keeping = {
+            "preservation_policy": self._retention,
+            "todelete_subdir": REMOVED,  # a step leaves at once (a rename), never half
+        }
         options = ocp.CheckpointManagerOptions(
             **({"save_interval_steps": 0} if read_only else keeping),
             create=not read_only,
             read_only=read_only,
             enable_async_checkpointing=False,  # a failed save raises here, not in a thread
         )
-        with _without_read_only_notice():
-            self._manager = ocp.CheckpointManager(self.directory, options=options)
+        for attempt in range(3):
+            try:
+                with _without_read_only_notice():
+                    self._manager = ocp.CheckpointManager(self.directory, options=options)
+                break
+            except FileNotFoundError:  # a step listed, then removed by a training run
+                if not read_only or attempt == 2:
+                    raise
 
     def _check_writable(self) -> None:
         """CheckpointError now, before any training, when checkpoints cannot be written."""
@@ -247,19 +357,22 @@ class Checkpointer:
         """Write ``state`` and ``config`` as checkpoint ``step``, on disk when this returns;
         CheckpointError (the earlier checkpoints intact) when it cannot be written."""
         existed = step in self.steps()
+        items = {
+            STATE_ITEM: ocp.args.StandardSave(_to_storable(_saved_part(state))),
+            "config": ocp.args.JsonSave(config),
+        }
+        if self._keep_every and step % self._keep_every == 0 and _has_agent(state):
+            agent = {name: getattr(state, name) for name in AGENT_FIELDS}
+            items[AGENT_ITEM] = ocp.args.StandardSave(_to_storable(agent))
         try:
-            self._manager.save(
-                step,
-                args=ocp.args.Composite(
-                    state=ocp.args.StandardSave(_to_storable(_saved_part(state))),
-                    config=ocp.args.JsonSave(config),
-                ),
-                force=True,
-            )
+            self._empty_removed()  # what a crash left there, in the way of a rename
+            self._manager.save(step, args=ocp.args.Composite(**items), force=True)
             self._manager.wait_until_finished()
             if sharding.is_main_process():
                 write_checksums(self.directory / str(step))
+            self._empty_removed()  # the steps retention just moved out
         except Exception as error:  # orbax raises many types for a failed write
+            self._retention.release()
             if sharding.is_main_process() and not existed:  # never a step that was there
                 self._discard_unfinished(step)
             intact = [s for s in self.steps() if s != step]
@@ -269,6 +382,31 @@ class Checkpointer:
                 f"{os_reason(error)}; {kept}, resume from it once fixed "
                 f"(jaxzero train --resume --out {self.shown.parent})"
             ) from None
+        self._retention.release()
+        if sharding.is_main_process():
+            self._lighten_history()
+
+    def _empty_removed(self) -> None:
+        """Delete the steps retention moved into ``REMOVED`` (out of every reader's sight)."""
+        if sharding.is_main_process():
+            shutil.rmtree(self.directory / REMOVED, ignore_errors=True)
+
+    def _lighten_history(self) -> None:
+        """Drop the state of every checkpoint older than the newest ``max_to_keep`` that
+        holds its agent beside it (kept by ``keep_every``): checksums first, without it,
+        so that a crash in between leaves an intact checkpoint either way. A damaged one
+        is left as it is (its damage stays detectable)."""
+        history = self.steps()[: -self._max_to_keep] if self._max_to_keep else []
+        for step in history:
+            folder = self._at_abs(step)
+            if not (folder / STATE_ITEM).exists() or not (folder / AGENT_ITEM).exists():
+                continue
+            if damaged_file(folder) is None:
+                try:
+                    write_checksums(folder, skip=STATE_ITEM)
+                except OSError:
+                    continue  # kept whole; the next save tries again
+                shutil.rmtree(folder / STATE_ITEM, ignore_errors=True)
 
     def _discard_unfinished(self, step: int) -> None:
         """Remove what a failed save of ``step`` left (orbax's temporary folder, or a
@@ -283,6 +421,13 @@ class Checkpointer:
     def restore(self, abstract_state: Any, step: int | None = None) -> tuple[Any, dict[str, Any]]:
         """Read checkpoint ``step`` (default: the latest) shaped like ``abstract_state``."""
         step = self._check_step(step)
+        if not self.is_whole(step):
+            raise CheckpointError(
+                f"checkpoint {step} in {self.shown} keeps only its network (a history "
+                f"checkpoint of train.keep_every; only the newest keep the whole training "
+                f"state), so it cannot be resumed; it still plays (jaxzero eval/play/export "
+                f"read it): start a new run in a new --out directory"
+            )
         saved = _saved_part(abstract_state)  # the layout a checkpoint of this version holds
         difference = self._layout_difference(step, saved)
         stored = saved  # the layout to read: this one, or the older it still takes
@@ -319,7 +464,31 @@ class Checkpointer:
                 fields[name] = jnp.zeros(like.shape, like.dtype)
             fields["tree"] = _empty_trees_like(abstract_state.selfplay.tree)
             state = state.replace(selfplay=type(abstract_state.selfplay)(**fields))
+        self._check_iteration(step, getattr(state, "iteration", None))
+        learned = ("params", "best_params", "opt_state")
+        self._refuse_non_finite(step, {n: getattr(state, n) for n in learned if hasattr(state, n)})
         return state, restored.config
+
+    def saved_config(self, step: int | None = None) -> tuple[int, dict[str, Any]]:
+        """(step, the config saved with checkpoint ``step``, default the latest), the step
+        checked to exist and to match its checksums."""
+        step = self._check_step(step)
+        return step, self._restore(step, config=ocp.args.JsonRestore()).config
+
+    def is_whole(self, step: int) -> bool:
+        """Whether checkpoint ``step`` holds the whole state (else only its agent)."""
+        return (self._at_abs(step) / STATE_ITEM).exists()
+
+    def _check_iteration(self, step: int, iteration: Any) -> None:
+        """CheckpointError when checkpoint ``step`` holds another iteration (None: a
+        state without an iteration counter, nothing to check)."""
+        if iteration is not None and int(iteration) != step:
+            raise CheckpointError(
+                f"checkpoint {step} in {self.shown} holds iteration {int(iteration)}, not "
+                f"{step}: its folder was renamed or swapped with another; name each folder "
+                f"of {self.shown} after the iteration it holds (or delete this one), then "
+                f"try again"
+            )
 
     def restore_fields(self, abstract_state: Any, fields: list[str], step: int | None = None):
         """Only the named top-level fields of checkpoint ``step``, as a dict shaped like
@@ -327,7 +496,9 @@ class Checkpointer:
         buffer, and reads them whatever else the saved state holds."""
         step = self._check_step(step)
         wanted = {name: getattr(abstract_state, name) for name in fields}
-        difference = self._shape_difference(step, wanted)
+        agent = set(fields) <= set(AGENT_FIELDS) and (self._at_abs(step) / AGENT_ITEM).exists()
+        item = AGENT_ITEM if agent else STATE_ITEM
+        difference = self._shape_difference(step, wanted, item)
         if difference:
             raise CheckpointError(
                 f"checkpoint {step} in {self.shown} holds another network ({difference})"
@@ -335,15 +506,15 @@ class Checkpointer:
                 f"{self._at(step) / 'config' / 'metadata'}"
             )
         target = _restore_target(wanted)
-        restored = self._restore(
-            step,
-            state=ocp.args.PyTreeRestore(
-                target,
-                restore_args=ocp.checkpoint_utils.construct_restore_args(target),
-                partial_restore=True,
-            ),
+        args = ocp.args.PyTreeRestore(
+            target,
+            restore_args=ocp.checkpoint_utils.construct_restore_args(target),
+            partial_restore=True,
         )
-        return _from_storable(dict(restored.state), wanted)
+        restored = _from_storable(dict(self._restore(step, **{item: args})[item]), wanted)
+        self._check_iteration(step, restored.get("iteration"))
+        self._refuse_non_finite(step, restored)
+        return restored
 
     def _check_step(self, step: int | None) -> int:
         """``step`` (default: the latest), checked to exist and to match its checksums."""
@@ -354,19 +525,64 @@ class Checkpointer:
             raise CheckpointError(
                 f"no checkpoint {step} in {self.shown}; available: {self.steps()}"
             )
+        if self._read_only:  # a reader, maybe of a run still training
+            self._hold(step)
         damaged = damaged_file(self.directory / str(step))
+        if damaged is not None:  # or changed by the run training meanwhile: a second look
+            self._unless_removed(step)
+            damaged = damaged_file(self.directory / str(step))
         if damaged is not None:
+            self._unless_removed(step)
             raise CheckpointError(
                 f"checkpoint {step} in {self.shown} is damaged ({damaged} does not match "
                 f"its checksum); {self._fallback(step)}"
             )
         return step
 
+    def _unless_removed(self, step: int) -> None:
+        """CheckpointRemoved when the listed step ``step`` is gone: a read of it failed
+        because the run, still training, removed it (its retention), not from damage."""
+        if not self._at_abs(step).is_dir():
+            raise self._removed(step)
+
+    def _removed(self, step: int) -> CheckpointRemoved:
+        now = sorted(int(p.name) for p in self.directory.glob("*") if p.name.isdigit())
+        newer = [s for s in now if s > step]
+        instead = f"read a newer one, e.g. {self._at(newer[-1])}" if newer else "list them again"
+        return CheckpointRemoved(
+            f"checkpoint {step} in {self.shown} was removed while reading it (the run is "
+            f"still training); {instead}",
+            step,
+            self.shown,
+        )
+
+    def _refuse_non_finite(self, step: int, tree: dict[str, Any]) -> None:
+        """CheckpointError when a number of ``tree`` (restored from checkpoint ``step``)
+        is NaN or infinite: the run had diverged (a jaxzero that saved such a state)."""
+        for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+            floats = jnp.issubdtype(leaf.dtype, jnp.inexact)
+            if floats and not bool(jnp.isfinite(leaf).all()):
+                name = jax.tree_util.keystr(path, simple=True, separator=".")
+                earlier = ", ".join(str(s) for s in self.steps() if s < step)
+                instead = f"load an earlier checkpoint ({earlier}), the newest that loads"
+                if not earlier:
+                    instead = "no earlier one: start a new run with a lower optim.learning_rate"
+                raise CheckpointError(
+                    f"checkpoint {step} in {self.shown} holds non-finite parameters ({name} "
+                    f"is NaN or infinite: the run had diverged by then); {instead}"
+                )
+
     def _fallback(self, step: int) -> str:
         """What to do instead of loading the damaged checkpoint ``step``."""
-        intact = [s for s in self.steps() if s < step and not damaged_file(self._at(s))]
+        here = [s for s in self.steps() if s < step and self._at_abs(s).is_dir()]
+        intact = [s for s in here if not damaged_file(self._at(s))]
         if not intact:
             return "no earlier checkpoint is intact: start a new run"
+        if not self.is_whole(intact[-1]):
+            return (
+                f"checkpoint {intact[-1]} is intact: use {self._at(intact[-1])} to play "
+                "(its network only: no earlier checkpoint to resume from)"
+            )
         return (
             f"checkpoint {intact[-1]} is intact: use {self._at(intact[-1])}, or delete "
             f"{self._at(step)} to resume from it"
@@ -375,11 +591,14 @@ class Checkpointer:
     def _at(self, step: int) -> Path:
         return self.shown / str(step)
 
-    def _saved_tree(self, step: int) -> Any:
-        """The stored state's metadata tree (shapes, dtypes), None when unreadable."""
+    def _at_abs(self, step: int) -> Path:
+        return self.directory / str(step)
+
+    def _saved_tree(self, step: int, item: str = STATE_ITEM) -> Any:
+        """The stored ``item``'s metadata tree (shapes, dtypes), None when unreadable."""
         try:
-            state = self.directory / str(step) / "state"  # orbax wants an absolute path
-            return ocp.PyTreeCheckpointHandler().metadata(state).tree
+            stored = self._at_abs(step) / item  # orbax wants an absolute path
+            return ocp.PyTreeCheckpointHandler().metadata(stored).tree
         except Exception:  # unreadable metadata: the restore itself reports it
             return None
 
@@ -405,10 +624,11 @@ class Checkpointer:
         compare("", abstract_state, saved)
         return ", ".join(problems)
 
-    def _shape_difference(self, step: int, wanted: dict[str, Any]) -> str:
-        """'' if checkpoint ``step`` stores every array of ``wanted`` with its shape, else
-        the first that differs (``params.Dense_0.kernel: [16, 9] saved, [32, 9] here``)."""
-        saved = self._saved_tree(step)
+    def _shape_difference(self, step: int, wanted: dict[str, Any], item: str = STATE_ITEM) -> str:
+        """'' if checkpoint ``step`` stores every array of ``wanted`` with its shape (in
+        its ``item``), else the first that differs (``params.Dense_0.kernel: [16, 9]
+        saved, [32, 9] here``)."""
+        saved = self._saved_tree(step, item)
         if saved is None:
             return ""
         stored = {
@@ -430,12 +650,36 @@ class Checkpointer:
         try:
             return self._manager.restore(step, args=ocp.args.Composite(**items))
         except Exception as error:  # orbax raises many types for damaged files
+            self._unless_removed(step)
             raise CheckpointError(
                 f"checkpoint {step} in {self.shown} is unreadable, its files incomplete or "
                 f"damaged ({os_reason(error)}); {self._fallback(step)}"
             ) from error
 
+    def _hold(self, step: int) -> None:
+        """Keep checkpoint ``step`` from a run's retention until :meth:`close`: a shared
+        lock on its folder, which retention honours (:class:`_Retention`).
+        CheckpointRemoved when retention has it already; storage without locks reads
+        it unheld."""
+        try:
+            folder = os.open(self._at_abs(step), os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            raise self._removed(step) from None
+        self._holding.append(folder)
+        try:
+            fcntl.flock(folder, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:  # retention is moving it out right now
+            raise self._removed(step) from None
+        except OSError:
+            pass  # no locks on this storage
+        self._unless_removed(step)  # moved out between the open and the lock
+
     def close(self) -> None:
+        self._retention.release()
+        for folder in self._holding:
+            with contextlib.suppress(OSError):
+                os.close(folder)
+        self._holding.clear()
         self._manager.close()
 
     def __enter__(self) -> Checkpointer:

@@ -6,6 +6,9 @@ The loop is ``state, metrics, moves = trainer.iteration(state)`` (one jitted fun
 then every hook in turn (:mod:`jaxzero.run.hooks`):
 
 * the metrics row every ``train.log_every`` iterations (the only host pull of metrics);
+* the finite guard (:class:`~jaxzero.run.hooks.FiniteGuard`): at the first iteration
+  whose losses, gradient norms or parameters are NaN or infinite the run stops
+  (:class:`~jaxzero.run.hooks.Diverged`), that state never saved;
 * with the gate on, every ``gate.every`` iterations the learner plays the best
   (:mod:`jaxzero.measure.gate`): ``arena/score``, ``arena/games``, ``arena/promoted``;
 * every ``evaluation.every`` iterations the playing network against random and one-ply
@@ -53,7 +56,7 @@ from jax.experimental import multihost_utils
 
 from envs.core import Env
 from jaxzero.core import sharding
-from jaxzero.core.config import Config, config_to_dict
+from jaxzero.core.config import Config, config_to_dict, valid_keys
 from jaxzero.core.loop import Trainer, make_trainer, resolve
 from jaxzero.core.memory import check_memory
 from jaxzero.core.policies import SearchPolicy
@@ -69,6 +72,12 @@ from jaxzero.run.files import check_writable, os_reason, write_atomic
 from jaxzero.run.hooks import Hook
 
 METRICS_FILE = "metrics.jsonl"
+# What the compiled iteration reads (jaxzero.core.config): a resume continues the run its
+# checkpoint holds only if none of these changed in config.json since.
+RUN_DEFINING = (
+    "game", "seed", "num_devices", "network", "search", "selfplay", "replay", "optim",
+    "gate.enabled",
+)  # fmt: skip
 LOCK_FILE = ".lock"  # held (flock) by the one process writing the run
 STOPPING = b"stopping after this iteration (Ctrl-C again: at once)\n"
 
@@ -347,6 +356,7 @@ def _prepare(
                     signals.created(run_dir)
             config = prepare_run_dir(run_dir, config, resume=resume, force=force)
             check_writable(run_dir / CHECKPOINT_DIR, "checkpoints")  # before any training
+            _check_metrics_file(run_dir)
         except BaseException:
             if made and lock is not None:  # ours alone (we hold its lock): leave nothing
                 shutil.rmtree(run_dir, ignore_errors=True)
@@ -370,9 +380,61 @@ def _prepare(
     return config, trainer, lock
 
 
+def _check_metrics_file(run_dir: Path) -> None:
+    """RunDirError when the run's metrics.jsonl is there but is no file to append to."""
+    path = run_dir / METRICS_FILE
+    if path.is_dir():
+        raise RunDirError(f"{path} is a folder, not the run's metrics file: move it away")
+    if path.exists() and not path.is_file():
+        raise RunDirError(f"{path} is not a regular file: move it away")
+
+
+def edited_fields(saved: Config, config: Config) -> list[str]:
+    """``RUN_DEFINING``'s dotted keys whose value differs between ``saved`` (a
+    checkpoint's config) and ``config`` (the run's config.json), each as ``key: old saved,
+    new in config.json``."""
+
+    def value(of: Config, key: str) -> Any:
+        for name in key.split("."):
+            of = getattr(of, name)
+        return of
+
+    def shown(x: Any) -> str:
+        text = repr(x)
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    keys = [k for k in valid_keys() if any(k == d or k.startswith(f"{d}.") for d in RUN_DEFINING)]
+    return [
+        f"{key}: {shown(value(saved, key))} saved, {shown(value(config, key))} in config.json"
+        for key in keys
+        if value(saved, key) != value(config, key)
+    ]
+
+
+def _check_config_unchanged(config: Config, checkpointer: Checkpointer) -> None:
+    """CheckpointError naming every field of ``RUN_DEFINING`` that config.json changed
+    since the latest checkpoint was saved."""
+    step, saved = checkpointer.saved_config()
+    try:
+        before = read_config_dict(saved)
+    except ValueError:  # not a config this jaxzero reads: the restore names what differs
+        return
+    changes = edited_fields(before, config)
+    if changes:
+        original = checkpointer.shown / str(step) / "config" / "metadata"
+        raise CheckpointError(
+            f"checkpoint {step} in {checkpointer.shown} was written under another config "
+            f"({'; '.join(changes)}), so resuming would not continue its run: compare the "
+            f"run's config.json with {original} and restore it from there, or start a new "
+            f"run in a new --out directory"
+        )
+
+
 def _initial_state(trainer: Trainer, checkpointer: Checkpointer, seed: int, resume: bool) -> Any:
     key = jax.random.key(seed)
     if resume:
+        if checkpointer.latest_step() is not None:
+            _check_config_unchanged(trainer.config, checkpointer)
         try:
             return checkpointer.restore(jax.eval_shape(trainer.init, key))[0]
         except CheckpointError:
@@ -435,7 +497,9 @@ def train(
         CheckpointError: ``resume`` with a checkpoint that cannot be restored.
         ValueError: neither ``config`` nor ``trainer`` for a new run, a ``trainer`` built
             for another config than the run's, or a setting the config or
-            :func:`~jaxzero.core.loop.make_trainer` refuses.
+            :func:`~jaxzero.core.loop.make_trainer` refuses; or
+            :class:`~jaxzero.run.hooks.Diverged` (a ValueError): training diverged, the
+            newest checkpoint is the last finite one.
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
@@ -462,11 +526,13 @@ def _train(
     """The loop of :func:`train` over a prepared, locked run directory."""
     checkpointer = Checkpointer(run_dir, keep_every=config.train.keep_every)
     state = _initial_state(trainer, checkpointer, config.seed, resume)
+    guard = hooks_lib.FiniteGuard(checkpointer)  # no save, no check of a diverged state
     saving = hooks_lib.CheckpointHook(
-        checkpointer, config.train.checkpoint_every, config_to_dict(config)
+        checkpointer, config.train.checkpoint_every, config_to_dict(config), guard
     )
     interrupt = Interrupt()
-    turns = [*standard_hooks(config, trainer, run_dir, on_log), saving, *hooks, interrupt, budget]
+    row, *checks = standard_hooks(config, trainer, run_dir, on_log)  # the metrics row first
+    turns = [row, guard, *checks, saving, *hooks, interrupt, budget]
     hooks_lib.start(turns, state)
     clock = hooks_lib.Clock(deadline=budget.seconds)
     step = hooks_lib.Step(int(state.iteration), state, {}, {}, clock)

@@ -19,12 +19,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.experimental import multihost_utils
 
@@ -167,6 +169,78 @@ def _to_host(metrics: dict[str, Any]) -> dict[str, float]:
     return {name: float(np.asarray(value)) for name, value in jax.device_get(metrics).items()}
 
 
+FINITE = "finite"  # the iteration's metric that says training is still finite (1.0 or 0.0)
+
+
+class Diverged(ValueError):
+    """Training diverged: a loss, gradient norm or parameter became NaN or infinite. The
+    run stopped at once; nothing of the diverged state was saved."""
+
+
+@jax.jit
+def _first_not_finite(first: Array, finite: Array, iteration: Array) -> Array:
+    """int32 []: ``first``, or ``iteration`` when it is the first not finite (0: none)."""
+    return jnp.where((first == 0) & (finite == 0), iteration, first).astype(jnp.int32)
+
+
+@dataclasses.dataclass
+class FiniteGuard:
+    """Ends the run at the first iteration whose ``finite`` metric is 0.0 (a loss, a
+    gradient norm, the parameters or the optimizer state NaN or infinite): raises
+    :class:`Diverged` naming it and the newest checkpoint, the last finite one, since
+    :class:`CheckpointHook` asks :meth:`check` before every save.
+
+    Every iteration folds its flag into a device scalar; the host reads it only where
+    it waits for the device anyway (a logged row, a save) or once it is computed, so
+    the guard adds no host round trip."""
+
+    checkpointer: Checkpointer
+    diverged_at: int | None = None  # the first iteration not finite, once the host knows
+    _first: Any = None  # jax.Array int32 [] on the device: that iteration, 0 none yet
+    _what: str = "a loss, gradient or parameter"  # what was not finite there
+
+    def __call__(self, step: Step) -> None:
+        self.observe(step)
+        # once computed, read it at no cost; with several processes only where all wait,
+        # so that they all stop at the same iteration
+        computed = jax.process_count() == 1 and self._first is not None and self._first.is_ready()
+        if step.row or computed:
+            self.check(step)
+
+    def observe(self, step: Step) -> None:
+        """Fold ``step``'s flag in, on the device (nothing waits)."""
+        if FINITE in step.metrics:
+            first = jnp.int32(0) if self._first is None else self._first
+            self._first = _first_not_finite(first, step.metrics[FINITE], step.iteration)
+
+    def check(self, step: Step) -> None:
+        """Diverged when an iteration up to ``step`` was not finite (waits for it)."""
+        if self.diverged_at is None and self._first is not None:
+            first = int(self._first)
+            if first:
+                self.diverged_at = first
+                if first == step.iteration:  # its losses are at hand: name the culprits
+                    host = step.row or _to_host(step.metrics)
+                    culprits = [n for n in host if n != FINITE and not np.isfinite(host[n])]
+                    self._what = ", ".join(culprits) or "the parameters"
+        if self.diverged_at is not None:
+            raise Diverged(self._message())
+
+    def _message(self) -> str:
+        latest = self.checkpointer.latest_step()
+        kept = (
+            f"checkpoint {latest} is the newest and the last finite one "
+            f"({self.checkpointer.shown / str(latest)})"
+            if latest is not None
+            else "no checkpoint was saved"
+        )
+        return (
+            f"training diverged at iteration {self.diverged_at} ({self._what} not finite): "
+            f"the run stopped without saving it; {kept}. Start a new run with a lower "
+            "optim.learning_rate, or clip gradients with optim.max_grad_norm > 0"
+        )
+
+
 @dataclasses.dataclass
 class MetricsRow:
     """Every ``every`` iterations: the row of metrics, time and self-play throughput
@@ -185,6 +259,7 @@ class MetricsRow:
             return
         row = {"iteration": step.iteration, "elapsed": step.clock.elapsed()}
         row |= _to_host(step.metrics)  # waits for the device: time after it
+        row.pop(FINITE, None)  # the guard's flag (FiniteGuard), not a metric to plot
         now = time.monotonic()
         seconds = now - self._mark[0] - (step.clock.checking - self._mark[1])
         row["positions_per_second"] = (
@@ -268,7 +343,7 @@ class JsonlWriter:
         try:
             if self._file is None:
                 self._file = open(self.path, "a")  # noqa: SIM115 (closed by close())
-            self._file.write(json.dumps(row) + "\n")
+            self._file.write(json.dumps(_json_values(row), allow_nan=False) + "\n")
             self._file.flush()
         except OSError as error:
             if self._file is not None:  # its buffer still holds the row: drop it with the file
@@ -280,6 +355,11 @@ class JsonlWriter:
     def close(self, step: Step | None) -> None:
         if self._file is not None:
             self._file.close()
+
+
+def _json_values(row: dict[str, float]) -> dict[str, float | None]:
+    """``row`` with a NaN or infinite value as None (JSON null): strict JSON."""
+    return {name: value if math.isfinite(value) else None for name, value in row.items()}
 
 
 def _row_iteration(line: bytes) -> float:
@@ -336,11 +416,13 @@ class Progress:
 class CheckpointHook:
     """Saves the whole TrainState every ``every`` iterations, and when the run stops. A
     save that fails raises CheckpointError, which ends the run at once: nothing tries
-    to save again on the way out."""
+    to save again on the way out. With a ``guard``, a state that is not finite is never
+    saved: the guard raises :class:`Diverged` instead."""
 
     checkpointer: Checkpointer
     every: int
     config: dict[str, Any]  # written beside each checkpoint
+    guard: FiniteGuard | None = None
     _failed: bool = False
 
     def __call__(self, step: Step) -> None:
@@ -348,6 +430,8 @@ class CheckpointHook:
             self._save(step)
 
     def _save(self, step: Step) -> None:
+        if self.guard is not None:
+            self.guard.check(step)
         try:
             self.checkpointer.save(step.iteration, step.state, self.config)
         except CheckpointError:
@@ -356,7 +440,8 @@ class CheckpointHook:
 
     def close(self, step: Step) -> None:
         try:
-            if not self._failed and self.checkpointer.latest_step() != step.iteration:
+            diverged = self.guard is not None and self.guard.diverged_at is not None
+            if not (self._failed or diverged) and self.checkpointer.latest_step() != step.iteration:
                 self._save(step)
         finally:
             self.checkpointer.close()

@@ -50,7 +50,8 @@ class ReportError(RuntimeError):
 
 def read_metrics(run_dir: Path) -> tuple[list[dict[str, float]], list[int]]:
     """The rows of ``metrics.jsonl`` and the numbers of the lines that are not a row
-    (cut short by a crash, or damaged bytes), which the report skips and names."""
+    (cut short by a crash, or damaged bytes), which the report skips and names. A value
+    that was NaN or infinite is written as null: None here."""
     path = run_dir / METRICS_FILE
     if not path.exists():
         raise ReportError(f"{run_dir} has no {METRICS_FILE}: is it a jaxzero run directory?")
@@ -67,8 +68,10 @@ def read_metrics(run_dir: Path) -> tuple[list[dict[str, float]], list[int]]:
         except ValueError:
             skipped.append(number)
             continue
-        numbers = isinstance(row, dict) and all(isinstance(v, int | float) for v in row.values())
-        if numbers and "iteration" in row:
+        numbers = isinstance(row, dict) and all(
+            v is None or isinstance(v, int | float) for v in row.values()
+        )
+        if numbers and isinstance(row.get("iteration"), int | float):
             rows.append(row)
         else:
             skipped.append(number)
@@ -153,7 +156,7 @@ def write_report(run_dir: str | Path) -> Path:
 
 def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
     plotted = rows + elo_rows
-    promotions = [r["iteration"] for r in rows if r.get("arena/promoted", 0) > 0]
+    promotions = [r["iteration"] for r in rows if (r.get("arena/promoted") or 0) > 0]
     names = sorted({name for row in plotted for name in row} - {"iteration", "elapsed"})
     made = []
     for filename, (title, ylabel, wanted) in FIGURES.items():
@@ -179,6 +182,10 @@ def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
     return out
 
 
+def _shown(value: float | None) -> str:
+    return "not finite" if value is None else f"{value:.4g}"
+
+
 def _summary(run_dir, rows, skipped, elo_rows, names, promotions, made) -> list[str]:
     """The lines of ``summary.md``."""
     last = rows[-1]
@@ -192,11 +199,11 @@ def _summary(run_dir, rows, skipped, elo_rows, names, promotions, made) -> list[
         f"# Run report: {run_dir.name}",
         "",
         f"{len(rows)} logged iterations, last at iteration {int(last['iteration'])} "
-        f"after {last.get('elapsed', 0):.0f} s of this invocation.",
+        f"after {last.get('elapsed') or 0:.0f} s of this invocation.",
         "",
         "| metric | last value |",
         "|---|---|",
-        *[f"| {n} | {last[n]:.4g} |" for n in names if n in last],
+        *[f"| {n} | {_shown(last[n])} |" for n in names if n in last],
         "",
         *(
             [f"Arena gate: {len(promotions)} promotions in {len(arena_rows)} matches.", ""]
