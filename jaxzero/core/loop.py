@@ -381,20 +381,8 @@ def make_step(
             "buffer_fill": size.astype(jnp.float32) / (buffer.capacity * shards),
             "positions_written": (state.positions_written + written).astype(jnp.float32),
             "updated": readyf,
-            # 1.0 while training stays finite (the driver stops the run at a 0.0): this
-            # iteration's losses and gradient norms, and the parameters and optimizer
-            # state it leaves. Updates before min_size are discarded: their losses are not.
-            "finite": _all_finite(
-                (params, opt_state),
-                jnp.where(ready, jnp.stack([learn_metrics[n] for n in FINITE_METRICS]), 0.0),
-            ).astype(jnp.float32),
-        }
-        if env.num_players == 1:  # a score, not an outcome
-            metrics["game_return"] = sums["first_player_return_sum"] / per_game
-        else:
-            metrics["first_player_win_rate"] = sums["first_player_wins"] / per_game
-            metrics["draw_rate"] = sums["draws"] / per_game
-            metrics["first_player_loss_rate"] = sums["first_player_losses"] / per_game
+            "finite": _finite(params, opt_state, learn_metrics, ready),
+        } | _outcome_metrics(env.num_players, sums, per_game)
         new_state = TrainState(
             params=params,
             best_params=state.best_params if config.gate.enabled else params,
@@ -410,6 +398,25 @@ def make_step(
         return new_state, metrics, moves
 
     return step
+
+
+def _finite(params, opt_state, learn_metrics: Metrics, ready: Array) -> Array:
+    """float32 []: 1.0 while training stays finite (the driver stops the run at a 0.0):
+    this iteration's losses and gradient norms [K each], and the parameters and optimizer
+    state it leaves. Updates before min_size are discarded: their losses are not read."""
+    losses = jnp.stack([learn_metrics[name] for name in FINITE_METRICS])  # [M, K]
+    return _all_finite((params, opt_state), jnp.where(ready, losses, 0.0)).astype(jnp.float32)
+
+
+def _outcome_metrics(num_players: int, sums: Metrics, per_game: Array) -> Metrics:
+    """The finished games' results: a score for one player, first-player rates for two."""
+    if num_players == 1:  # a score, not an outcome
+        return {"game_return": sums["first_player_return_sum"] / per_game}
+    return {
+        "first_player_win_rate": sums["first_player_wins"] / per_game,
+        "draw_rate": sums["draws"] / per_game,
+        "first_player_loss_rate": sums["first_player_losses"] / per_game,
+    }
 
 
 def _all_finite(*trees) -> Array:
