@@ -1,0 +1,65 @@
+"""The fast fault probes, fuzzed: whatever a folder holds beside a config.json that is not
+ours, `--force` changes nothing in it; whatever agent.json says, reading it accepts a valid
+one or refuses it in one line naming the file."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jaxzero.core import presets
+from jaxzero.core.config import config_to_dict
+from jaxzero.run.agent_files import read_facts
+from jaxzero.run.checkpoint import CheckpointError
+from jaxzero.run.driver import RunDirError, prepare_run_dir
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+NAMES = st.text("abcdefgh._-", min_size=1, max_size=8).filter(lambda n: n not in (".", ".."))
+FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@FUZZ
+@given(config=st.dictionaries(st.text().map("app_".__add__), JSON, min_size=1, max_size=4),
+       files=st.dictionaries(NAMES, st.binary(max_size=16), max_size=4))  # fmt: skip
+def test_force_never_touches_a_folder_whose_config_is_not_ours(config, files):
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        for file, data in files.items():
+            (folder / f"user_{file}").write_bytes(data)
+        (folder / "config.json").write_text(json.dumps(config))
+        before = _snapshot(folder)
+        with pytest.raises(RunDirError, match="is not a jaxzero run"):
+            prepare_run_dir(folder, presets.get_preset("tic_tac_toe"), resume=False, force=True)
+        assert _snapshot(folder) == before
+
+
+@FUZZ
+@given(facts=st.dictionaries(st.sampled_from(["format", "game", "iteration", "x"]), JSON))
+def test_any_agent_json_is_read_or_refused_in_one_line(facts):
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        (folder / "agent.json").write_text(json.dumps(facts))
+        (folder / "config.json").write_text(
+            json.dumps(config_to_dict(presets.get_preset("tic_tac_toe")))
+        )
+        try:
+            read = read_facts(folder)
+        except CheckpointError as error:
+            assert "\n" not in str(error) and "agent.json" in str(error)
+            return
+        assert read["format"] == 1 and isinstance(read["iteration"], int)
+        assert not isinstance(read["iteration"], bool) and read["iteration"] >= 0
+        assert isinstance(read["game"], str) and read["game"]
