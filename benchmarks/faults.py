@@ -457,7 +457,7 @@ def eval_during_training(scratch: Path, evals: int = 3) -> Outcome:
     the newest 3: each eval finishes (a step removed meanwhile skipped and named)."""
     run = scratch / "live"
     trainer = jaxzero(*train_args(run, 400, 1, resume=False), "train.keep_every=0")
-    while not (run / "checkpoints").is_dir() and trainer.poll() is None:
+    while trainer.poll() is None and not any((run / "checkpoints").glob("[0-9]*")):
         time.sleep(0.2)
     problems = []
     for _ in range(evals):
