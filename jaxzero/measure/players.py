@@ -48,8 +48,7 @@ __all__ = ["Player", "RawPolicyPlayer", "SearchPlayer", "evaluation_network", "e
 
 
 class _Jitted:
-    def __call__(self, params: Any, states: State, key: Array) -> Array:
-        raise NotImplementedError
+    __call__: Callable[[Any, State, Array], Array]  # the player itself (subclasses define it)
 
     @functools.cached_property
     def jitted(self) -> Callable[[Any, State, Array], Array]:

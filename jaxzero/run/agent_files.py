@@ -28,8 +28,6 @@ that takes a run directory read it. The shipped agents are such folders under
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 import re
@@ -46,7 +44,7 @@ from flax import serialization
 from jaxzero.core.config import Config, config_to_dict
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE
-from jaxzero.run.files import os_reason, write_atomic
+from jaxzero.run.files import os_reason, sha256, write_atomic
 
 AGENT_FILE = "agent.json"
 PARAMS_FILE = "params.msgpack"
@@ -244,7 +242,7 @@ def _checked_leaf(path: Path, key: tuple[str, ...], leaf: Any, like: Any) -> np.
 def write_checksums(folder: Path) -> None:
     """``folder/checksums.sha256`` of an agent folder's :data:`CHECKSUMMED` files, in
     ``sha256sum`` format (``sha256sum -c checksums.sha256`` checks it)."""
-    lines = "".join(f"{_sha256(folder / name)}  {name}\n" for name in CHECKSUMMED)
+    lines = "".join(f"{sha256(folder / name)}  {name}\n" for name in CHECKSUMMED)
     write_atomic(folder / CHECKSUMS, lines)
 
 
@@ -269,7 +267,7 @@ def check_checksums(folder: Path, names: tuple[str, ...] = CHECKSUMMED) -> None:
         if name not in expected:
             raise CheckpointError(f"{listing} lists no checksum for {name}; export the agent again")
         try:
-            digest = _sha256(folder / name)
+            digest = sha256(folder / name)
         except OSError as error:
             raise CheckpointError(
                 f"{folder / name} is unreadable ({os_reason(error)}); export the agent again"
@@ -279,14 +277,6 @@ def check_checksums(folder: Path, names: tuple[str, ...] = CHECKSUMMED) -> None:
                 f"{folder / name} does not match its checksum in {listing}: the agent folder "
                 "was damaged or edited after export; export the agent again"
             )
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(functools.partial(file.read, 1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_agent(

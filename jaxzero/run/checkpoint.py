@@ -41,8 +41,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import functools
-import hashlib
 import logging
 import math
 import os
@@ -56,7 +54,7 @@ import jax.numpy as jnp
 import orbax.checkpoint as ocp
 
 from jaxzero.core import mcts, sharding
-from jaxzero.run.files import FileProblem, check_writable, os_reason, write_atomic
+from jaxzero.run.files import FileProblem, check_writable, os_reason, sha256, write_atomic
 
 CHECKPOINT_DIR = "checkpoints"
 CHECKSUMS = "checksums.sha256"
@@ -214,16 +212,8 @@ def _file_hashes(folder: Path, skip: str = "") -> dict[str, str]:
     hashes = {}
     found = (p for p in folder.rglob("*") if p.is_file() and p.name != CHECKSUMS)
     for path in sorted(p for p in found if p.relative_to(folder).parts[0] != skip):
-        hashes[path.relative_to(folder).as_posix()] = _sha256(path)
+        hashes[path.relative_to(folder).as_posix()] = sha256(path)
     return hashes
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(functools.partial(file.read, 1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_checksums(folder: Path, skip: str = "") -> None:
@@ -248,7 +238,7 @@ def damaged_file(folder: Path) -> str | None:
         expected[name] = digest
     for name, digest in expected.items():  # only those listed: others may come and go
         try:
-            if _sha256(folder / name) != digest:
+            if sha256(folder / name) != digest:
                 return name
         except (FileNotFoundError, IsADirectoryError):
             return f"{name} (missing)"

@@ -8,6 +8,8 @@ os_reason(error)        # "No space left on device; the disk is full: free some 
 from __future__ import annotations
 
 import errno
+import functools
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -61,6 +63,15 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+def sha256(path: Path) -> str:
+    """The sha256 of ``path``'s bytes (hex), read a megabyte at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(functools.partial(file.read, 1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def check_writable(folder: Path, what: str) -> None:
