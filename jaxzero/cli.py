@@ -188,6 +188,21 @@ def train(
     sgf: Annotated[
         Path | None, typer.Option(help="Write every finished self-play game here as SGF (Go)")
     ] = None,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Train this many seeds (seed, seed+1, ...) as one population, one compiled "
+            "program; each member is RUN/members/K",
+        ),
+    ] = None,
+    grid: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=V1,V2,... a hyperparameter's values, crossed with the seeds (repeat "
+            "for several keys), e.g. optim.learning_rate=1e-3,2e-3",
+        ),
+    ] = None,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
     from jaxzero.run.checkpoint import CheckpointError
@@ -203,6 +218,7 @@ def train(
         config = _train_config(game, args, seconds, iterations, resume)
         if resume:
             game = _resumed_game(run_dir, game if named else None)
+        population = _population(config, seeds, grid or [], resume, sgf)
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
     except (UsageError, RunDirError, ValueError) as error:
         _fail(str(error))
@@ -217,6 +233,7 @@ def train(
             force=force,
             on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
             hooks=hooks,
+            **population,
         )
     except (RunDirError, CheckpointError, FileProblem, ValueError) as error:
         _fail(str(error))
@@ -226,6 +243,9 @@ def train(
         f"checkpoint saved in {run_dir / 'checkpoints'}"
     )
     console.print(f"resume:  jaxzero train --resume --out {run_dir}")
+    if (run_dir / "population.json").exists():
+        console.print(f"report:  jaxzero report {run_dir}   (each arm across its seeds)")
+        run_dir = run_dir / "members" / "0"
     console.print(f"play:    jaxzero play --checkpoint {run_dir}")
     if result.interrupted:  # saved and stopped: the shell still learns it was a signal
         raise typer.Exit(128 + (result.signal or 2))
@@ -244,6 +264,38 @@ def _train_config(game, overrides, seconds, iterations, resume):
             raise UsageError("overrides cannot change a run being resumed; drop them")
         return None
     return config_lib.apply_overrides(_game_config(game), parsed)
+
+
+def _population(config, seeds: int | None, grid: list[str], resume: bool, sgf) -> dict:
+    """``train``'s ``seeds`` and ``hyper`` for ``--seeds N`` and ``--grid KEY=V1,V2``:
+    every grid point crossed with N seeds (config.seed, config.seed + 1, ...), grid-major.
+    {} for a single run; UsageError when they cannot go with the other options."""
+    import itertools
+
+    from jaxzero.core import config as config_lib
+    from jaxzero.core.population import check_hyperparameter
+
+    if seeds is None and not grid:
+        return {}
+    if resume:
+        raise UsageError("--seeds and --grid define a new population; a resumed one keeps its own")
+    if sgf is not None:
+        raise UsageError("--sgf records one run's games; it cannot go with --seeds or --grid")
+    points: dict[str, list[float]] = {}
+    example = "optim.learning_rate=1e-3,2e-3"
+    for key, text in config_lib.parse_key_values(grid, "--grid", example).items():
+        check_hyperparameter(key)
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        if not values:
+            raise UsageError(f"--grid {key}= names no value: give KEY=V1,V2,... ({example})")
+        section, name = key.split(".")
+        parsed = [config_lib.apply_overrides(config, {key: v}) for v in values]  # checked
+        points[key] = [getattr(getattr(c, section), name) for c in parsed]
+    count = seeds or 1
+    crossed = list(itertools.product(*points.values())) or [()]
+    members = [(point, config.seed + s) for point in crossed for s in range(count)]
+    hyper = {key: [point[i] for point, _ in members] for i, key in enumerate(points)}
+    return {"seeds": [seed for _, seed in members], "hyper": hyper}
 
 
 def _resumed_game(run_dir: Path, game: str | None) -> str:

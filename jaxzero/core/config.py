@@ -103,7 +103,7 @@ class NetworkConfig:
     beyond ±1 (backgammon's gammons). ``value_max`` is the largest return it represents.
     """
 
-    kind: str = "auto"
+    kind: str = "auto"  # "auto", "resnet", "mlp", a registered name or "module:Class"
     num_blocks: int = 2  # ResNet: residual blocks after the stem
     channels: int = 32  # ResNet: channels of every conv
     value_channels: int = 1  # ResNet value head: channels of its 1x1 conv
@@ -111,7 +111,7 @@ class NetworkConfig:
     hidden_size: int = 128  # MLP: width of each hidden layer
     num_layers: int = 2  # MLP: hidden layers
     dtype: Literal["float32", "bfloat16"] = "float32"  # compute dtype of the network
-    value_head: Literal["tanh", "categorical"] = "tanh"
+    value_head: Literal["tanh", "categorical"] = "tanh"  # tanh: values in [-1, 1]; or bins
     value_bins: int = 101  # categorical head: bins over [-h(value_max), h(value_max)]
     value_max: float = 1.0  # categorical head: the largest |return| it represents
     args: Arguments = ()  # a user's module (kind "module:Class"): its constructor arguments
@@ -134,12 +134,12 @@ class SearchConfig:
     (mctx's signatures) that replace the policy's own ("" keeps them). How evaluating
     searches play is :class:`EvaluationConfig`'s."""
 
-    kind: str = "gumbel"
+    kind: str = "gumbel"  # "gumbel", "puct", a registered name or "module:factory"
     num_simulations: int = 32  # per self-play move
     dirichlet_alpha: float = 0.3  # PUCT root noise concentration
     dirichlet_fraction: float = 0.25  # PUCT root noise weight
     pb_c_init: float = 1.25  # PUCT exploration constant
-    pb_c_base: float = 19652.0
+    pb_c_base: float = 19652.0  # PUCT: c = pb_c_init + log((N + pb_c_base + 1) / pb_c_base)
     # PUCT's Q as its selection reads it. 0: mctx's default, min-max over the node's value
     # and its visited children's Q, unvisited children at the minimum. q > 0: the fixed
     # range [-q, q] (mctx.qtransform_by_min_max), as AlphaZero reads Q on the outcome's
@@ -199,13 +199,13 @@ class SelfPlayConfig:
     choose the move. Only full searches' policies are training targets; every position
     keeps its value target."""
 
-    batch_size: int = 256  # B
-    moves_per_iteration: int = 16  # T
-    temperature_moves: int = 0
-    opening_plies: int = 0
-    temperature: float = 1.0
-    discount: float = 1.0
-    root_value_weight: float = 0.0
+    batch_size: int = 256  # B: games played side by side
+    moves_per_iteration: int = 16  # T: moves of every game per iteration
+    temperature_moves: int = 0  # first plies of a game sampled ∝ N(a)^(1/temperature)
+    opening_plies: int = 0  # first plies of a game played uniformly at random
+    temperature: float = 1.0  # of the sampled first plies
+    discount: float = 1.0  # γ of the value target (1: AlphaZero)
+    root_value_weight: float = 0.0  # w: the value target's share of the root value q
     full_search_share: float = 1.0  # p; 1 = every move searched in full (no playout cap)
     cheap_simulations: int = 0  # n of the cheap searches (used when p < 1)
 
@@ -234,7 +234,7 @@ class SelfPlayConfig:
 class ReplayConfig:
     """Device ring buffer of finished-game positions, sampled uniformly."""
 
-    capacity: int = 100_000  # positions
+    capacity: int = 100_000  # positions held (the oldest overwritten first)
     min_size: int = 1_000  # no gradient step until this many positions were written
     augment: bool = True  # apply a random element of env.symmetries to each sample
 
@@ -253,19 +253,22 @@ class OptimConfig:
     throughout) or "cosine" (linear warm-up over ``warmup_steps``, then cosine decay to
     ``learning_rate * end_lr_factor`` at update ``decay_steps``, constant after)."""
 
-    learning_rate: float = 1e-3
-    schedule: Literal["constant", "cosine"] = "constant"
-    warmup_steps: int = 0
-    decay_steps: int = 10_000
-    end_lr_factor: float = 0.1
-    weight_decay: float = 1e-4
-    max_grad_norm: float = 1.0
-    minibatch_size: int = 256
-    updates_per_iteration: int = 8  # K
-    value_loss_weight: float = 1.0
+    learning_rate: float = 1e-3  # AdamW's rate (the peak of a cosine schedule)
+    schedule: Literal["constant", "cosine"] = "constant"  # cosine: warm-up, then decay
+    warmup_steps: int = 0  # cosine: updates of linear warm-up from 0
+    decay_steps: int = 10_000  # cosine: the update where the decay ends
+    end_lr_factor: float = 0.1  # cosine: the final rate, a share of learning_rate
+    weight_decay: float = 1e-4  # AdamW's decoupled weight decay
+    max_grad_norm: float = 1.0  # gradients clipped to this global norm first
+    minibatch_size: int = 256  # N: positions sampled for each update
+    updates_per_iteration: int = 8  # K: updates per iteration
+    value_loss_weight: float = 1.0  # loss = policy loss + this x value loss
 
     def __post_init__(self) -> None:
-        _check(self.learning_rate > 0, f"optim.learning_rate must be > 0, got {self.learning_rate}")
+        # 0 is allowed: a member of a population that keeps its initial network (a baseline)
+        _check(
+            self.learning_rate >= 0, f"optim.learning_rate must be >= 0, got {self.learning_rate}"
+        )
         _at_least(self, 1, "minibatch_size", "updates_per_iteration", "decay_steps")
         _at_least(self, 0, "warmup_steps", "weight_decay", "max_grad_norm", "end_lr_factor")
         _at_least(self, 0, "value_loss_weight")
@@ -285,11 +288,11 @@ class EvaluationConfig:
     against random and one-ply over ``games`` games each.
     """
 
-    simulations: int = 64
-    average_symmetries: bool = False
-    opening_plies: int = 2
-    every: int = 100
-    games: int = 100
+    simulations: int = 64  # of every evaluating search
+    average_symmetries: bool = False  # the network averaged over env.symmetries
+    opening_plies: int = 2  # random plies that open each pair of match games
+    every: int = 100  # iterations between periodic evaluations (0: none)
+    games: int = 100  # games against each opponent, half with each colour
 
     def __post_init__(self) -> None:
         _at_least(self, 1, "simulations")
@@ -305,10 +308,10 @@ class GateConfig:
     sides) and replaces it iff its score (wins + draws / 2) / games >= ``threshold``.
     Without it the best is the learner after every update (the plain AlphaZero loop)."""
 
-    enabled: bool = False
-    every: int = 50
-    num_games: int = 200
-    threshold: float = 0.55
+    enabled: bool = False  # self-play by a frozen best network, replaced by the gate
+    every: int = 50  # iterations between arena matches
+    num_games: int = 200  # games of each arena match, half with each colour
+    threshold: float = 0.55  # the score that promotes the learner
 
     def __post_init__(self) -> None:
         _at_least(self, 1, "every")
@@ -322,9 +325,9 @@ class GateConfig:
 class TrainConfig:
     """The driver's budget, logging and checkpoints."""
 
-    iterations: int = 1_000
-    log_every: int = 10
-    checkpoint_every: int = 100
+    iterations: int = 1_000  # the budget when the command gives none
+    log_every: int = 10  # iterations between metric rows (metrics.jsonl, TensorBoard)
+    checkpoint_every: int = 100  # iterations between checkpoints
     keep_every: int = 100  # besides the newest 3, keep checkpoints at multiples of this (0: none)
 
     def __post_init__(self) -> None:

@@ -29,17 +29,19 @@ Array = jax.Array
 
 
 def make_schedule(config: OptimConfig) -> optax.Schedule:
-    """Learning rate by update count (see ``OptimConfig``)."""
+    """Learning rate by update count (see ``OptimConfig``): ``learning_rate`` times the
+    schedule's shape, so that the rate may be a population member's traced value."""
     if config.schedule == "constant":
         return optax.constant_schedule(config.learning_rate)
     if config.schedule == "cosine":
-        return optax.warmup_cosine_decay_schedule(
-            init_value=0.0 if config.warmup_steps > 0 else config.learning_rate,
-            peak_value=config.learning_rate,
+        shape = optax.warmup_cosine_decay_schedule(
+            init_value=0.0 if config.warmup_steps > 0 else 1.0,
+            peak_value=1.0,
             warmup_steps=config.warmup_steps,
             decay_steps=max(config.decay_steps, config.warmup_steps + 1),
-            end_value=config.learning_rate * config.end_lr_factor,
+            end_value=config.end_lr_factor,
         )
+        return lambda count: config.learning_rate * shape(count)
     raise ValueError(f"unknown schedule {config.schedule!r}; choose constant or cosine")
 
 

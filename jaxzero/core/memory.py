@@ -72,25 +72,28 @@ def available_memory() -> int | None:
     return None
 
 
-def check_memory(trainer: Trainer, available: int | None = None) -> None:
+def check_memory(trainer: Trainer, available: int | None = None, members: int = 1) -> None:
     """ValueError, naming the setting to lower, when the run cannot fit in memory.
 
     Args:
-        trainer: a built trainer.
+        trainer: a built trainer (one member's, for a population).
         available: bytes free; default :func:`available_memory` (no check when unknown).
+        members: P, for a population of P runs of ``trainer`` (each holds all of it).
 
     Raises:
         ValueError: one line with the estimate, the memory free and the largest part.
     """
     available = available_memory() if available is None else available
-    needs = memory_needs(trainer)
+    needs = {name: size * members for name, size in memory_needs(trainer).items()}
     total = sum(needs.values())
     if available is None or total <= available:
         return
     largest = max(needs, key=lambda name: needs[name])
+    what = "the run" if members == 1 else f"the population of {members} members"
+    fewer = "" if members == 1 else ", or train fewer members"
     raise ValueError(
-        f"the run needs about {_gb(total)} of memory, {_gb(needs[largest])} of it for "
-        f"{largest}, and {_gb(available)} is free: lower {_settings(trainer, largest)}"
+        f"{what} needs about {_gb(total)} of memory, {_gb(needs[largest])} of it for "
+        f"{largest}, and {_gb(available)} is free: lower {_settings(trainer, largest)}{fewer}"
     )
 
 

@@ -134,8 +134,8 @@ def finished_games_batch(sp: SelfPlayState, done: Array, root_value_weight: floa
     b, n = sp.player.shape
     ply = jnp.arange(n, dtype=jnp.int32)[None, :]  # [1, L]
     target = sp.value_return  # [B, L]
-    if root_value_weight:
-        target = (1.0 - root_value_weight) * target + root_value_weight * sp.root_value
+    # w may be a population member's traced value: computed even at 0 (it is then exact)
+    target = (1.0 - root_value_weight) * target + root_value_weight * sp.root_value
     valid = done[:, None] & (ply < sp.length[:, None])  # [B, L]
     batch = replay_lib.Batch(
         observation=sp.observation.reshape(b * n, *sp.observation.shape[2:]),

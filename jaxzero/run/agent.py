@@ -39,7 +39,7 @@ from jaxzero.core.loop import (
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.measure.players import SearchPlayer, evaluation_player
-from jaxzero.run import agent_files
+from jaxzero.run import agent_files, members
 from jaxzero.run.checkpoint import (
     CHECKPOINT_DIR,
     Checkpointer,
@@ -297,6 +297,12 @@ def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any], 
     """(config, env, apply_fn, params, iteration, search) of a run's checkpoint (the latest
     if neither ``path`` nor ``step`` names one)."""
     run_dir, found_step = locate(path)
+    if members.is_population(run_dir):
+        size = len(members.read_population(run_dir)[0])
+        raise CheckpointError(
+            f"{run_dir} holds a population of {size} members, each its own agent: name one, "
+            f"{members.member_folder(run_dir, 0)} to {members.member_folder(run_dir, size - 1)}"
+        )
     config = apply_overrides(read_config(run_dir), settings)
     env, network, search, config = _rebuild(run_dir, config, given)
     # One device whatever mesh the run trained on (orbax reshards the restored arrays).
@@ -304,7 +310,17 @@ def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any], 
         dataclasses.replace(config, num_devices=1), env=env, network=network, search=search
     )
     abstract = jax.eval_shape(trainer.init, jax.random.key(0))
-    state = _read_playing_network(run_dir, abstract, found_step if step is None else step)
+    at = found_step if step is None else step
+    population = members.member_of(run_dir)
+    if population is None:
+        state = _read_playing_network(run_dir, abstract, at)
+    else:  # RUN/members/K: member K's slice of the population's checkpoints
+        folder, k = population
+        size = len(members.read_population(folder)[0])
+        if k >= size:
+            raise CheckpointError(f"{run_dir}: the population in {folder} has {size} members")
+        stacked = jax.tree.map(lambda x: jax.ShapeDtypeStruct((size, *x.shape), x.dtype), abstract)
+        state = jax.tree.map(lambda x: x[k], _read_playing_network(folder, stacked, at))
     # the playing network: the learner's, unless a gate kept an earlier best
     params, iteration = state["best_params"], int(state["iteration"])
     return config, trainer.env, trainer.apply_fn, params, iteration, trainer.search
@@ -409,8 +425,10 @@ def _plays_alike(a: Config, b: Config) -> bool:
 
 
 def checkpoint_steps(run_dir: Path) -> list[int]:
-    """The finished checkpoints of a run, oldest first (orbax's temporary folders excluded)."""
-    folder = run_dir / CHECKPOINT_DIR
+    """The finished checkpoints of a run, oldest first (orbax's temporary folders excluded);
+    of a population's member (``RUN/members/K``), its population's."""
+    population = members.member_of(run_dir)
+    folder = (run_dir if population is None else population[0]) / CHECKPOINT_DIR
     if not folder.is_dir():
         return []
     return sorted(int(p.name) for p in folder.iterdir() if p.is_dir() and p.name.isdigit())

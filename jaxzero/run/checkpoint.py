@@ -51,6 +51,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import orbax.checkpoint as ocp
 
 from jaxzero.core import mcts, sharding
@@ -472,9 +473,10 @@ class Checkpointer:
     def _check_iteration(self, step: int, iteration: Any) -> None:
         """CheckpointError when checkpoint ``step`` holds another iteration (None: a
         state without an iteration counter, nothing to check)."""
-        if iteration is not None and int(iteration) != step:
+        held = None if iteration is None else int(np.max(iteration))  # a population's: [P]
+        if held is not None and held != step:
             raise CheckpointError(
-                f"checkpoint {step} in {self.shown} holds iteration {int(iteration)}, not "
+                f"checkpoint {step} in {self.shown} holds iteration {held}, not "
                 f"{step}: its folder was renamed or swapped with another; name each folder "
                 f"of {self.shown} after the iteration it holds (or delete this one), then "
                 f"try again"

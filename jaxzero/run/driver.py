@@ -39,13 +39,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import functools
 import json
 import os
 import shutil
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -60,6 +61,7 @@ from jaxzero.core.config import Config, config_to_dict, valid_keys
 from jaxzero.core.loop import Trainer, make_trainer, resolve
 from jaxzero.core.memory import check_memory
 from jaxzero.core.policies import SearchPolicy
+from jaxzero.core.population import Population, make_population
 from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
 from jaxzero.measure.gate import make_gate
 from jaxzero.measure.players import evaluation_player
@@ -70,6 +72,14 @@ from jaxzero.run.config_file import CONFIG_FILE, read_config_dict
 from jaxzero.run.elo_files import ELO_FILE
 from jaxzero.run.files import check_writable, os_reason, write_atomic
 from jaxzero.run.hooks import Hook
+from jaxzero.run.members import (
+    MEMBERS_DIR,
+    POPULATION_FILE,
+    MemberRows,
+    is_population,
+    read_population,
+    write_population,
+)
 
 METRICS_FILE = "metrics.jsonl"
 # What the compiled iteration reads (jaxzero.core.config): a resume continues the run its
@@ -160,7 +170,18 @@ def refuse_overwrite(run_dir: Path, force: bool) -> None:
 
 # What a run writes into its folder, and all that --force deletes (the user's own files
 # beside them stay). Atomic writes go through ".NAME.partial-PID" files first.
-RUN_FILES = frozenset({CONFIG_FILE, METRICS_FILE, CHECKPOINT_DIR, "tb", "report", ELO_FILE})
+RUN_FILES = frozenset(
+    {
+        CONFIG_FILE,
+        METRICS_FILE,
+        CHECKPOINT_DIR,
+        "tb",
+        "report",
+        ELO_FILE,
+        POPULATION_FILE,
+        MEMBERS_DIR,
+    }
+)
 
 
 def _written_by_a_run(name: str) -> bool:
@@ -291,10 +312,13 @@ class Budget:
 
 
 def standard_hooks(
-    config: Config, trainer: Trainer, run_dir: Path, on_log: Callable | None
+    config: Config, trainer: Trainer | Population, run_dir: Path, on_log: Callable | None
 ) -> list[Hook]:
     """The driver's own hooks for ``config``, in the order they take their turns."""
     positions = config.selfplay.batch_size * config.selfplay.moves_per_iteration
+    if isinstance(trainer, Population):  # each member's rows in its own folder
+        rows = MemberRows(run_dir, trainer.size, config.train.log_every, positions)
+        return [rows, hooks_lib.Progress(on_log)]
     hooks: list[Hook] = [hooks_lib.MetricsRow(config.train.log_every, positions)]
     if config.gate.enabled:
         hooks.append(
@@ -326,12 +350,16 @@ def _prepare(
     config: Config | None,
     resume: bool,
     force: bool,
-    trainer: Trainer | None,
+    trainer: Trainer | Population | None,
     given: dict[str, Any],
-) -> tuple[Config, Trainer, IO[bytes] | None]:
-    """The config and trainer of the run, its directory ready on every process, and the
-    lock process 0 holds on it (:func:`lock_run_dir`; the caller closes it). ``given``:
-    the env, network and search passed to :func:`train` (make_trainer's keywords)."""
+) -> tuple[Config, Trainer | Population, IO[bytes] | None]:
+    """The config and trainer (or population) of the run, its directory ready on every
+    process, and the lock process 0 holds on it (:func:`lock_run_dir`; the caller closes
+    it). ``given``: the env, network and search passed to :func:`train` (make_trainer's
+    keywords), and a population's ``seeds`` and ``hyper``."""
+    if resume and is_population(run_dir) and given.get("seeds") is None:
+        seeds, hyper = read_population(run_dir)
+        given = given | {"seeds": seeds, "hyper": hyper}
     if trainer is not None and config is None and not resume:
         config = trainer.config
     elif trainer is not None and config is not None:  # as the trainer records it
@@ -342,10 +370,10 @@ def _prepare(
     if not resume:  # before anything is written there, its lock included
         refuse_overwrite(run_dir, force)
     if trainer is None and config is not None and not resume:
-        trainer = make_trainer(config, **given)
+        trainer = _build(config, given)
         config = trainer.config
     if trainer is not None and not resume:
-        check_memory(trainer)  # before anything is allocated or written
+        _check_memory(trainer)  # before anything is allocated or written
     lock = None
     if sharding.is_main_process():
         made = not run_dir.exists()
@@ -355,6 +383,8 @@ def _prepare(
                 if made:  # an interrupt before its first checkpoint removes it
                     signals.created(run_dir)
             config = prepare_run_dir(run_dir, config, resume=resume, force=force)
+            if isinstance(trainer, Population) and not resume:
+                write_population(run_dir, trainer)
             check_writable(run_dir / CHECKPOINT_DIR, "checkpoints")  # before any training
             _check_metrics_file(run_dir)
         except BaseException:
@@ -375,9 +405,24 @@ def _prepare(
             else "train() needs a config or a trainer for a new run"
         )
     if trainer is None:
-        trainer = make_trainer(config, **given)
-        check_memory(trainer)
+        trainer = _build(config, given)
+        _check_memory(trainer)
     return config, trainer, lock
+
+
+def _build(config: Config, given: dict[str, Any]) -> Trainer | Population:
+    """``make_trainer(config, ...)``, or ``make_population`` when ``given`` has seeds."""
+    pieces = {name: given.get(name) for name in ("env", "network", "search")}
+    if given.get("seeds") is None:
+        return make_trainer(config, **pieces)
+    return make_population(config, seeds=given["seeds"], hyper=given.get("hyper"), **pieces)
+
+
+def _check_memory(trainer: Trainer | Population) -> None:
+    if isinstance(trainer, Population):
+        check_memory(trainer.trainer, members=trainer.size)
+    else:
+        check_memory(trainer)
 
 
 def _check_metrics_file(run_dir: Path) -> None:
@@ -430,17 +475,22 @@ def _check_config_unchanged(config: Config, checkpointer: Checkpointer) -> None:
         )
 
 
-def _initial_state(trainer: Trainer, checkpointer: Checkpointer, seed: int, resume: bool) -> Any:
-    key = jax.random.key(seed)
+def _initial_state(
+    trainer: Trainer | Population, checkpointer: Checkpointer, seed: int, resume: bool
+) -> Any:
+    if isinstance(trainer, Population):
+        fresh: Callable[[], Any] = trainer.init
+    else:
+        fresh = functools.partial(trainer.init, jax.random.key(seed))
     if resume:
         if checkpointer.latest_step() is not None:
             _check_config_unchanged(trainer.config, checkpointer)
         try:
-            return checkpointer.restore(jax.eval_shape(trainer.init, key))[0]
+            return checkpointer.restore(jax.eval_shape(fresh))[0]
         except CheckpointError:
             if checkpointer.latest_step() is not None:
                 raise
-    return trainer.init(key)  # a new run, or one stopped before its first checkpoint
+    return fresh()  # a new run, or one stopped before its first checkpoint
 
 
 def train(
@@ -453,10 +503,12 @@ def train(
     force: bool = False,
     on_log: Callable[[dict[str, float]], None] | None = None,
     hooks: Sequence[Hook] = (),
-    trainer: Trainer | None = None,
+    trainer: Trainer | Population | None = None,
     env: Env | None = None,
     network: nn.Module | None = None,
     search: SearchPolicy | None = None,
+    seeds: Sequence[int] | None = None,
+    hyper: Mapping[str, Sequence[float] | float] | None = None,
 ) -> TrainResult:
     """Train until ``seconds`` pass or the run reaches ``iterations`` in total.
 
@@ -484,6 +536,11 @@ def train(
             ``network`` and ``search`` by name, so that ``load_agent``, ``play`` and
             ``eval`` rebuild them where importable, and a resumed run needs them again
             only where not.
+        seeds: train a population (:func:`~jaxzero.core.population.make_population`),
+            one member per seed, as one compiled program; the run directory then holds
+            each member as ``RUN/members/K`` (:mod:`jaxzero.run.members`). A resumed
+            population needs neither ``seeds`` nor ``hyper`` (its population.json).
+        hyper: a population's hyperparameters on its axis, as ``make_population`` takes.
 
     Returns:
         A ``TrainResult``: ``run_dir``, ``iterations`` (the run's total when it stopped),
@@ -503,7 +560,7 @@ def train(
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
-    given = {"env": env, "network": network, "search": search}
+    given = {"env": env, "network": network, "search": search, "seeds": seeds, "hyper": hyper}
     config, trainer, lock = _prepare(run_dir, config, resume, force, trainer, given)
     if iterations is None and seconds is None:
         iterations = config.train.iterations
@@ -517,7 +574,7 @@ def train(
 def _train(
     run_dir: Path,
     config: Config,
-    trainer: Trainer,
+    trainer: Trainer | Population,
     budget: Budget,
     resume: bool,
     on_log: Callable | None,
@@ -535,7 +592,7 @@ def _train(
     turns = [row, guard, *checks, saving, *hooks, interrupt, budget]
     hooks_lib.start(turns, state)
     clock = hooks_lib.Clock(deadline=budget.seconds)
-    step = hooks_lib.Step(int(state.iteration), state, {}, {}, clock)
+    step = hooks_lib.Step(int(np.max(state.iteration)), state, {}, {}, clock)  # [P]: a population
     budget(step)  # a run already at its budget trains nothing
     interrupted = False
     try:

@@ -166,7 +166,8 @@ def check_key(seed: int, stream: int, iteration: int) -> Array:
 
 
 def _to_host(metrics: dict[str, Any]) -> dict[str, float]:
-    return {name: float(np.asarray(value)) for name, value in jax.device_get(metrics).items()}
+    """Host floats of device scalars (a population's [P] values: their mean)."""
+    return {name: float(np.mean(value)) for name, value in jax.device_get(metrics).items()}
 
 
 FINITE = "finite"  # the iteration's metric that says training is still finite (1.0 or 0.0)
@@ -211,7 +212,8 @@ class FiniteGuard:
         """Fold ``step``'s flag in, on the device (nothing waits)."""
         if FINITE in step.metrics:
             first = jnp.int32(0) if self._first is None else self._first
-            self._first = _first_not_finite(first, step.metrics[FINITE], step.iteration)
+            finite = step.metrics[FINITE].min()  # a population's: every member's [P]
+            self._first = _first_not_finite(first, finite, step.iteration)
 
     def check(self, step: Step) -> None:
         """Diverged when an iteration up to ``step`` was not finite (waits for it)."""
@@ -338,8 +340,11 @@ class JsonlWriter:
 
     def __call__(self, step: Step) -> None:
         row = step.record()
-        if not row:
-            return
+        if row:
+            self.write(row)
+
+    def write(self, row: dict[str, float]) -> None:
+        """Append ``row`` (FileProblem, in one line, when it cannot be written)."""
         try:
             if self._file is None:
                 self._file = open(self.path, "a")  # noqa: SIM115 (closed by close())

@@ -140,8 +140,19 @@ def _elo_figure(path: Path, elo_rows: list[dict[str, float]], promotions: list[f
 
 
 def write_report(run_dir: str | Path) -> Path:
-    """Write the figures and ``summary.md``; returns the report directory."""
+    """Write the figures and ``summary.md``; returns the report directory. A
+    population's (``RUN/population.json``) draws each arm across its seeds
+    (:mod:`jaxzero.run.population_report`)."""
     run_dir = Path(run_dir)
+    if (run_dir / "population.json").is_file():
+        from jaxzero.run.population_report import write_population_report
+
+        try:
+            return write_population_report(run_dir)
+        except OSError as error:
+            raise ReportError(
+                f"cannot write the report in {run_dir / 'report'}: {os_reason(error)}"
+            ) from None
     rows, skipped = read_metrics(run_dir)
     elo_rows = read_elo_rows(run_dir)
     out = run_dir / "report"

@@ -1,0 +1,90 @@
+"""A population of P members against P runs of one member, one after another.
+
+    python benchmarks/population.py                                  # both games, P 1-16
+    python benchmarks/population.py --game tic_tac_toe --members 1 8 --seconds 10
+
+A position is one move of one self-play game, searched, played and learned from (the
+whole training iteration, ``trainer.iteration``). The single side is one member's run
+(``make_trainer(config)``); P runs one after another train at its rate, so the ratio
+``population / single`` is what one process gains over P processes taking turns on the
+same cores. The population (``jaxzero.make_population``) puts the learning rate on its
+axis, as a sweep does, so its hyperparameters are traced values, not constants.
+
+Both sides run at the game's preset sizes (``--set`` overrides, e.g.
+``--set selfplay.batch_size=32``); after compiling and one warm-up call they take turns
+call by call for ``--seconds`` each, every call ending in ``block_until_ready``; the
+table shows median rates. The machine is shared and noisy: read the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import jax
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from jaxzero.core.config import apply_overrides, parse_key_values  # noqa: E402
+from jaxzero.core.loop import make_trainer  # noqa: E402
+from jaxzero.core.population import make_population  # noqa: E402
+from jaxzero.core.presets import get_preset  # noqa: E402
+
+
+def rates(
+    game: str, members: int, seconds: float, overrides: dict[str, str]
+) -> tuple[float, float]:
+    """(single, population) positions per second, medians of alternating calls."""
+    config = apply_overrides(get_preset(game), {"num_devices": 1} | overrides)
+    positions = config.selfplay.batch_size * config.selfplay.moves_per_iteration
+    trainer = make_trainer(config)
+    rate = config.optim.learning_rate
+    population = make_population(
+        config,
+        seeds=range(members),
+        hyper={"optim.learning_rate": [rate * (1 + k / members) for k in range(members)]},
+    )
+    sides = {
+        "single": [trainer.iteration, trainer.init(jax.random.key(0)), positions],
+        "population": [population.iteration, population.init(), positions * members],
+    }
+    for side in sides.values():  # compile and warm up
+        side[1] = jax.block_until_ready(side[0](side[1])[0])
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    spent = {name: 0.0 for name in sides}
+    while min(spent.values()) < seconds or min(len(t) for t in times.values()) < 3:
+        for name, side in sides.items():
+            begin = time.perf_counter()
+            side[1] = jax.block_until_ready(side[0](side[1])[0])
+            took = time.perf_counter() - begin
+            times[name].append(side[2] / took)
+            spent[name] += took
+    return statistics.median(times["single"]), statistics.median(times["population"])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", nargs="+", default=["tic_tac_toe", "connect_four"])
+    parser.add_argument("--members", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds a side")
+    parser.add_argument("--set", nargs="*", default=[], help="config overrides KEY=VALUE")
+    args = parser.parse_args(argv)
+    overrides = parse_key_values(args.set, "--set")
+    print(f"device: {jax.devices()[0].device_kind}, {jax.device_count()} device(s)")
+    print("| game | P | single pos/s | population pos/s | ratio |")
+    print("|---|---|---|---|---|")
+    for game in args.game:
+        for members in args.members:
+            single, population = rates(game, members, args.seconds, overrides)
+            print(
+                f"| {game} | {members} | {single:,.0f} | {population:,.0f} | "
+                f"{population / single:.2f}x |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""Many training runs as one compiled program: a population axis P on the whole state.
+
+    population = make_population(config, seeds=[0, 1, 2, 3],
+                                 hyper={"optim.learning_rate": [1e-3, 1e-3, 3e-3, 3e-3]})
+    state = population.init()                              # a TrainState, every leaf [P, ...]
+    state, metrics, moves = population.iteration(state)    # metrics [P] each; one jax.jit
+
+Member k is the run ``make_trainer(population.members[k]).init(jax.random.key(seeds[k]))``
+starts: the same initial state, and, iteration for iteration, the same games and updates
+(up to float rounding), so a population is a faster way to run P seeds, not another
+algorithm. The iteration is :func:`jaxzero.core.loop.make_step` vmapped over the members.
+
+What may differ between members is what does not change the compiled program's shapes or
+code: the numbers in :data:`TRACED` (learning rate, weight decay, clipping, the value loss
+weight, root noise, PUCT's constants, Gumbel's scale, temperature, discount). They enter
+the iteration as traced float32 [P] values instead of the constants a single run folds in.
+Everything else (batch sizes, simulations, the network, the search kind, replay capacity)
+sizes arrays or picks code, so one program cannot hold two values of it: putting one on
+the axis is refused, naming it.
+
+With several devices the members are split over them (P a multiple of the device count),
+each device training its own members with no collective at all.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from envs.core import Env
+from jaxzero.core import learner, sharding
+from jaxzero.core.config import Config, apply_overrides, valid_keys
+from jaxzero.core.loop import Metrics, Trainer, TrainState, make_step, make_trainer
+from jaxzero.core.policies import SearchPolicy
+
+Array = jax.Array
+
+# The settings members may differ in: each is a number the iteration only computes with.
+TRACED = (
+    "optim.learning_rate",
+    "optim.weight_decay",
+    "optim.max_grad_norm",
+    "optim.value_loss_weight",
+    "search.dirichlet_alpha",
+    "search.dirichlet_fraction",
+    "search.pb_c_init",
+    "search.pb_c_base",
+    "search.gumbel_scale",
+    "selfplay.temperature",
+    "selfplay.discount",
+    "selfplay.root_value_weight",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Population:
+    """What :func:`make_population` builds: P training runs stepped as one program.
+
+    Attributes:
+        config: the settings every member shares (``seed`` and the hyperparameters on
+            the axis aside).
+        members: member k's own config (its seed and hyperparameters): the config of the
+            single run it equals.
+        seeds: member k's seed; its initial key is ``jax.random.key(seeds[k])``.
+        hyper: the settings on the axis, each with its P values.
+        trainer: one member's :class:`~jaxzero.core.loop.Trainer` (env, network, search,
+            ``apply_fn``), on one device: what evaluating and loading a member use.
+        values: the traced settings as float32 [P] arrays (the ``step``'s second input).
+        init_fn: jitted ``keys -> TrainState`` (keys uint32 [P, 2], every leaf [P, ...]).
+        step: jitted ``(state, values) -> (state, metrics, moves)``: the iteration of
+            every member; metrics [P] each, moves [P, T, B].
+    """
+
+    config: Config
+    members: tuple[Config, ...]
+    seeds: tuple[int, ...]
+    hyper: dict[str, tuple[float, ...]]
+    trainer: Trainer
+    values: dict[str, Array]
+    init_fn: Callable[[Array], TrainState]
+    step: Callable[[TrainState, dict[str, Array]], tuple[TrainState, Metrics, dict[str, Array]]]
+
+    @property
+    def size(self) -> int:
+        """P, the number of members."""
+        return len(self.seeds)
+
+    def init(self) -> TrainState:
+        """The members' initial states, stacked: member k's is a run of seed ``seeds[k]``'s."""
+        keys = jnp.stack([jax.random.key_data(jax.random.key(s)) for s in self.seeds])
+        return self.init_fn(keys)
+
+    def iteration(self, state: TrainState) -> tuple[TrainState, Metrics, dict[str, Array]]:
+        """One iteration of every member: ``(state, metrics [P] each, moves [P, T, B])``."""
+        return self.step(state, self.values)
+
+
+def member(state: Any, k: int) -> Any:
+    """Member ``k``'s slice of a population's state (or metrics): leaves ``x[k]``."""
+    return jax.tree.map(lambda x: x[k], state)
+
+
+def make_population(
+    config: Config,
+    *,
+    seeds: Sequence[int],
+    hyper: Mapping[str, Sequence[float] | float] | None = None,
+    env: Env | None = None,
+    network: nn.Module | None = None,
+    search: SearchPolicy | None = None,
+    donate: bool = False,
+) -> Population:
+    """Build P = ``len(seeds)`` runs of ``config`` as one vmapped, jitted iteration.
+
+    Args:
+        config: the settings the members share (its ``seed`` is replaced by each
+            member's); ``config.num_devices`` devices split the members.
+        seeds: member k starts from ``jax.random.key(seeds[k])``.
+        hyper: settings of :data:`TRACED` (dotted keys) to their P values, or one value
+            for every member.
+        env: the game, as :func:`~jaxzero.core.loop.make_trainer` takes it.
+        network: the network module, likewise.
+        search: the search policy, likewise.
+        donate: let XLA reuse the input state's buffers.
+
+    Returns:
+        A :class:`Population`.
+
+    Raises:
+        ValueError: one line naming a setting that cannot differ between members (it
+            fixes a shape or the code), a value list of the wrong length, a value a
+            member's config refuses, or members that do not split over the devices.
+    """
+    seeds = tuple(int(s) for s in seeds)
+    if not seeds:
+        raise ValueError("a population needs at least one seed")
+    if config.gate.enabled:
+        raise ValueError(
+            "the arena gate plays each run's own matches and cannot run for a population: "
+            "set gate.enabled=false"
+        )
+    hyper = _hyper_lists(hyper or {}, len(seeds))
+    trainer = make_trainer(
+        dataclasses.replace(config, num_devices=1), env=env, network=network, search=search
+    )
+    _check_search_fields(trainer.search, hyper)
+    config = dataclasses.replace(trainer.config, num_devices=config.num_devices)
+    members = tuple(
+        apply_overrides(config, {"seed": seed} | {key: values[k] for key, values in hyper.items()})
+        for k, seed in enumerate(seeds)
+    )
+    values = {key: jnp.asarray([_get(m, key) for m in members], jnp.float32) for key in hyper}
+    mesh = sharding.make_mesh(config.num_devices)
+    if len(seeds) % mesh.size:
+        raise ValueError(
+            f"a population of {len(seeds)} members cannot be split over {mesh.size} devices: "
+            f"make it a multiple of {mesh.size}, or set num_devices=1"
+        )
+    step = _member_step(trainer, hyper)
+    split = NamedSharding(mesh, P(sharding.DATA_AXIS))
+    if mesh.size > 1:  # each device its own members: no collective at all
+        step = jax.shard_map(
+            step, mesh=mesh, in_specs=P(sharding.DATA_AXIS), out_specs=P(sharding.DATA_AXIS),
+            check_vma=False,
+        )  # fmt: skip
+    return Population(
+        config=config,
+        members=members,
+        seeds=seeds,
+        hyper={key: tuple(float(_get(m, key)) for m in members) for key in hyper},
+        trainer=trainer,
+        values=jax.device_put(values, split),
+        init_fn=jax.jit(jax.vmap(trainer.init), out_shardings=split),
+        step=jax.jit(step, out_shardings=split, donate_argnums=(0,) if donate else ()),
+    )
+
+
+def _member_step(trainer: Trainer, hyper: Mapping[str, Any]) -> Callable:
+    """``(state [P], values [P]) -> (state, metrics, moves)``: make_step of each member,
+    built on a config whose settings in ``hyper`` are the member's traced values."""
+    config, env, apply_fn, search = trainer.config, trainer.env, trainer.apply_fn, trainer.search
+
+    def one(state: TrainState, values: dict[str, Array]):
+        member_config = _traced(config, values)
+        optimizer = learner.make_optimizer(member_config.optim)  # its state's layout is init's
+        changes = _search_values(values)
+        member_search = search.replace(**changes) if changes else search  # type: ignore[attr-defined]
+        return make_step(member_config, env, apply_fn, optimizer, search=member_search)(state)
+
+    return jax.vmap(one)
+
+
+def _hyper_lists(hyper: Mapping[str, Any], size: int) -> dict[str, list[Any]]:
+    """Every key of ``hyper`` checked to be traced, its values as a list of ``size``."""
+    lists = {}
+    for key, values in hyper.items():
+        check_hyperparameter(key)
+        values = list(values) if isinstance(values, list | tuple | np.ndarray) else [values]
+        if len(values) == 1:
+            values = values * size
+        if len(values) != size:
+            raise ValueError(
+                f"{key} has {len(values)} values for a population of {size} members: give "
+                f"{size}, or one for all"
+            )
+        lists[key] = values
+    return lists
+
+
+def check_hyperparameter(key: str) -> None:
+    """ValueError, in one line, unless members of a population may differ in ``key``
+    (one of :data:`TRACED`); it names what fixes a shape or the code."""
+    if key in TRACED:
+        return
+    if key not in valid_keys() or key == "seed":
+        hint = "the seeds are the population's" if key == "seed" else f"valid: {', '.join(TRACED)}"
+        raise ValueError(f"{key!r} cannot be a population's hyperparameter; {hint}")
+    raise ValueError(
+        f"{key} fixes an array's shape or the compiled code, so the members of one "
+        f"population cannot differ in it: run one population per value (settings "
+        f"that may differ: {', '.join(TRACED)})"
+    )
+
+
+def _get(config: Config, key: str) -> Any:
+    section, name = key.split(".")
+    return getattr(getattr(config, section), name)
+
+
+def _traced(config: Config, values: Mapping[str, Array]) -> Config:
+    """``config`` with the settings of ``values`` set to those traced values.
+
+    A Config checks its numbers when built, and a traced value has no value to check, so
+    the copy is made field by field: each member's own config passed those checks in
+    :func:`make_population`. It lives only while the member's iteration is traced."""
+    sections: dict[str, Any] = {}
+    for key, value in values.items():
+        name, field = key.split(".")
+        section = sections.setdefault(name, copy.copy(getattr(config, name)))
+        object.__setattr__(section, field, value)
+    traced = copy.copy(config)
+    for name, section in sections.items():
+        object.__setattr__(traced, name, section)
+    return traced
+
+
+def _search_values(values: Mapping[str, Array]) -> dict[str, Array]:
+    """The search policy's fields among ``values``: ``{"pb_c_init": ...}``."""
+    return {key.split(".")[1]: v for key, v in values.items() if key.startswith("search.")}
+
+
+def _check_search_fields(search: SearchPolicy, hyper: Mapping[str, Any]) -> None:
+    """ValueError when a ``search.*`` setting on the axis is not one the policy uses."""
+    fields = (
+        {f.name for f in dataclasses.fields(search)} if dataclasses.is_dataclass(search) else ()
+    )
+    for key in hyper:
+        name = key.partition(".")[2]
+        if key.startswith("search.") and (name not in fields or not hasattr(search, "replace")):
+            raise ValueError(
+                f"{key} is not a setting of the {type(search).__name__} search the population "
+                f"runs, so its members could not differ in it: drop it"
+            )

@@ -1,0 +1,124 @@
+"""A population's run directory: one run of P members, each readable as an ordinary run.
+
+    RUN/config.json              the settings the members share
+    RUN/population.json          {"seeds": [...], "hyper": {"optim.learning_rate": [...]}}
+    RUN/checkpoints/N/           the whole population's state (every leaf [P, ...])
+    RUN/members/K/config.json    member K's own config: the single run it equals
+    RUN/members/K/metrics.jsonl  member K's metrics rows
+
+``RUN/members/K`` is the name of member K everywhere a run is read (``jaxzero eval``,
+``play``, ``export``, ``report``, ``load_agent``): its config and metrics are its own, and
+its network is read from the population's checkpoints, member K's slice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxzero.core.config import config_to_dict
+from jaxzero.core.population import Population
+from jaxzero.run.files import write_atomic
+from jaxzero.run.hooks import FINITE, JsonlWriter, Step
+
+POPULATION_FILE = "population.json"
+MEMBERS_DIR = "members"
+
+
+def is_population(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a population (its population.json)."""
+    return (run_dir / POPULATION_FILE).is_file()
+
+
+def read_population(run_dir: Path) -> tuple[list[int], dict[str, list[float]]]:
+    """(seeds, hyper) of the population in ``run_dir``; ValueError naming the file when
+    it is unreadable."""
+    path = run_dir / POPULATION_FILE
+    try:
+        data = json.loads(path.read_text())
+        seeds = [int(s) for s in data["seeds"]]
+        hyper = {str(k): [float(v) for v in values] for k, values in data["hyper"].items()}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path} is not a readable population ({error})") from None
+    return seeds, hyper
+
+
+def write_population(run_dir: Path, population: Population) -> None:
+    """population.json and every member's folder with its config.json."""
+    data = {
+        "seeds": list(population.seeds),
+        "hyper": {k: list(v) for k, v in population.hyper.items()},
+    }
+    write_atomic(run_dir / POPULATION_FILE, json.dumps(data, indent=2) + "\n")
+    for k, config in enumerate(population.members):
+        folder = member_folder(run_dir, k)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / "config.json", json.dumps(config_to_dict(config), indent=2) + "\n")
+
+
+def member_folder(run_dir: Path, k: int) -> Path:
+    """``RUN/members/K``."""
+    return run_dir / MEMBERS_DIR / str(k)
+
+
+def member_of(path: Path) -> tuple[Path, int] | None:
+    """(population run directory, K) when ``path`` is ``RUN/members/K``, else None."""
+    if path.name.isdigit() and path.parent.name == MEMBERS_DIR:
+        run_dir = path.parent.parent
+        if is_population(run_dir):
+            return run_dir, int(path.name)
+    return None
+
+
+@dataclasses.dataclass
+class MemberRows:
+    """A population's metrics: every ``every`` iterations each member's row (metrics,
+    time, its self-play positions per second) appended to ``RUN/members/K/metrics.jsonl``;
+    ``step.row`` is the members' mean, for the progress line. On resume each file first
+    drops the rows after the restored checkpoint, as a single run's does."""
+
+    run_dir: Path
+    size: int
+    every: int
+    positions_per_iteration: int  # one member's
+    _writers: list[JsonlWriter] = dataclasses.field(default_factory=list)
+    _since: int = 0
+    _mark: tuple[float, float] | None = None
+
+    def start(self, state: Any) -> None:
+        self._writers = [
+            JsonlWriter(member_folder(self.run_dir, k) / "metrics.jsonl") for k in range(self.size)
+        ]
+        first = jax.tree.map(lambda x: x[0], state)
+        for writer in self._writers:
+            writer.start(first)
+
+    def __call__(self, step: Step) -> None:
+        self._since += 1
+        if self._mark is None:
+            self._mark = (step.clock.start, 0.0)
+        if step.iteration % self.every:
+            return
+        host = {k: np.asarray(v) for k, v in jax.device_get(step.metrics).items()}  # [P] each
+        host.pop(FINITE, None)
+        now = time.monotonic()
+        seconds = now - self._mark[0] - (step.clock.checking - self._mark[1])
+        rate = self._since * self.positions_per_iteration / max(seconds, 1e-9)
+        for k, writer in enumerate(self._writers):
+            row = {"iteration": step.iteration, "elapsed": step.clock.elapsed()}
+            row |= {name: float(values[k]) for name, values in host.items()}
+            writer.write(row | {"positions_per_second": rate})
+        step.row = {"iteration": step.iteration, "elapsed": step.clock.elapsed()}
+        step.row |= {name: float(values.mean()) for name, values in host.items()}
+        step.row["positions_per_second"] = rate * self.size
+        self._since, self._mark = 0, (now, step.clock.checking)
+
+    def close(self, step: Step | None) -> None:
+        for writer in self._writers:
+            writer.close(step)

@@ -1,0 +1,109 @@
+"""``jaxzero report RUN`` of a population: each arm's mean across its seeds, with a 95% band.
+
+An arm is the members that share their hyperparameters (``population.json``): they differ
+only in their seeds, so the spread across them is the run-to-run noise an effect must
+clear. Each figure plots one metric against the iteration: per arm the mean over its
+seeds and a band of mean ± t(0.975, n - 1) · s / √n, Student's t for n seeds (n = 1: the
+single run, no band). ``summary.md`` tabulates each arm's last logged values the same way.
+Each member stays an ordinary run: ``jaxzero report RUN/members/K`` draws its own figures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from jaxzero.run.members import member_folder, read_population
+from jaxzero.run.report import ReportError, plt, read_metrics
+
+# The metrics drawn, when logged: what tells arms apart in training.
+METRICS = (
+    "policy_loss",
+    "value_loss",
+    "value_error",
+    "kl_search_prior",
+    "game_length",
+    "draw_rate",
+    "game_return",
+)
+# Student's t(0.975, df) for df = 1..30; beyond, the normal's 1.96.
+_T975 = (12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+
+
+def t975(df: int) -> float:
+    """Student's t quantile at 0.975 with ``df`` degrees of freedom."""
+    return _T975[df - 1] if df <= len(_T975) else 1.96
+
+
+def band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, half-width of the 95% interval of the mean) over axis 0 of ``values``
+    [n, ...]; the half-width is 0 for n = 1."""
+    n = values.shape[0]
+    mean = values.mean(axis=0)
+    if n < 2:
+        return mean, np.zeros_like(mean)
+    return mean, t975(n - 1) * values.std(axis=0, ddof=1) / np.sqrt(n)
+
+
+def arms(hyper: dict[str, list[float]], size: int) -> dict[str, list[int]]:
+    """Members grouped by their hyperparameters: ``{"optim.learning_rate=0.001": [0, 1]}``."""
+    grouped: dict[str, list[int]] = {}
+    for k in range(size):
+        name = ", ".join(f"{key}={values[k]:g}" for key, values in hyper.items()) or "all"
+        grouped.setdefault(name, []).append(k)
+    return grouped
+
+
+def write_population_report(run_dir: Path) -> Path:
+    """Figures and summary.md of a population into ``RUN/report``; returns that folder."""
+    seeds, hyper = read_population(run_dir)
+    rows = [read_metrics(member_folder(run_dir, k))[0] for k in range(len(seeds))]
+    logged = min(len(r) for r in rows)  # members log together; a crash may cut one short
+    if logged == 0:
+        raise ReportError(f"{run_dir}'s members hold no rows: train for a logging interval")
+    iterations = np.array([row["iteration"] for row in rows[0][:logged]])
+    out = run_dir / "report"
+    out.mkdir(exist_ok=True)
+    grouped = arms(hyper, len(seeds))
+    names = [m for m in METRICS if all(m in row for r in rows for row in r[:logged])]
+    lines = [
+        f"# Population report: {run_dir.name}",
+        "",
+        f"{len(seeds)} members in {len(grouped)} arms; last logged iteration "
+        f"{int(iterations[-1])}. Each value: the arm's mean over its seeds, ± the half-width "
+        "of its 95% interval (Student's t).",
+        "",
+        "| arm | seeds | " + " | ".join(names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
+    series = {
+        name: np.array(
+            [[np.nan if row[name] is None else row[name] for row in r[:logged]] for r in rows]
+        )  # [P, L]
+        for name in names
+    }
+    for arm, members in grouped.items():
+        cells = []
+        for name in names:
+            mean, half = band(series[name][members][:, -1:])
+            cells.append(f"{mean[0]:.3g} ± {half[0]:.2g}")
+        lines.append(f"| {arm} | {len(members)} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for name in names:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for i, (arm, members) in enumerate(grouped.items()):
+            mean, half = band(series[name][members])
+            ax.plot(iterations, mean, color=f"C{i}", label=f"{arm} ({len(members)} seeds)")
+            ax.fill_between(iterations, mean - half, mean + half, color=f"C{i}", alpha=0.2)
+        ax.set(title=f"{name}: mean over seeds, 95% band", xlabel="iteration", ylabel=name)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out / f"{name}.png", dpi=110)
+        plt.close(fig)
+        lines.append(f"![{name}]({name}.png)")
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    return out
