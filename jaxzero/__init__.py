@@ -15,6 +15,12 @@ Your own game, network and search rule are arguments (mctx's style)::
     )
     jaxzero.train("runs/mine", trainer=trainer, iterations=100)
 
+Many seeds and hyperparameters as one compiled program (a population axis)::
+
+    population = jaxzero.make_population(config, seeds=range(8),
+                                         hyper={"optim.learning_rate": [1e-3] * 4 + [3e-3] * 4})
+    jaxzero.train("runs/sweep", trainer=population, iterations=100)   # runs/sweep/members/K
+
 Names are imported on first use, so ``import jaxzero`` (and the CLI's start-up) stays
 cheap; type checkers and ``help(jaxzero)`` see them all.
 """
@@ -37,6 +43,7 @@ if TYPE_CHECKING:
         make_search,
         register_search,
     )
+    from jaxzero.core.population import Population, make_population, member
     from jaxzero.core.presets import get_preset
     from jaxzero.measure.match import MatchResult, make_match, play_match
     from jaxzero.measure.opponents import Player, make_opponent
@@ -56,6 +63,9 @@ _EXPORTS = {
     "make_trainer": "jaxzero.core.loop",
     "Trainer": "jaxzero.core.loop",
     "TrainState": "jaxzero.core.loop",
+    "make_population": "jaxzero.core.population",
+    "Population": "jaxzero.core.population",
+    "member": "jaxzero.core.population",
     "ApplyFn": "jaxzero.core.networks",
     "make_network": "jaxzero.core.networks",
     "register_network": "jaxzero.core.networks",
@@ -95,6 +105,7 @@ __all__ = [
     "Hook",
     "MatchResult",
     "Player",
+    "Population",
     "PuctSearch",
     "RawPolicyPlayer",
     "SearchPlayer",
@@ -111,8 +122,10 @@ __all__ = [
     "make_match",
     "make_network",
     "make_opponent",
+    "make_population",
     "make_search",
     "make_trainer",
+    "member",
     "optimal_move_share",
     "play_match",
     "register_network",

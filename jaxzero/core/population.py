@@ -95,17 +95,38 @@ class Population:
         return len(self.seeds)
 
     def init(self) -> TrainState:
-        """The members' initial states, stacked: member k's is a run of seed ``seeds[k]``'s."""
+        """The members' initial states, stacked.
+
+        Returns:
+            A TrainState whose leaves are [P, ...]: member k's slice is
+            ``make_trainer(members[k]).init(jax.random.key(seeds[k]))``.
+        """
         keys = jnp.stack([jax.random.key_data(jax.random.key(s)) for s in self.seeds])
         return self.init_fn(keys)
 
     def iteration(self, state: TrainState) -> tuple[TrainState, Metrics, dict[str, Array]]:
-        """One iteration of every member: ``(state, metrics [P] each, moves [P, T, B])``."""
+        """One iteration of every member, one compiled call.
+
+        Args:
+            state: the population's TrainState (leaves [P, ...]).
+
+        Returns:
+            ``(state, metrics, moves)``: the next state, each metric [P] (member k's
+            value at k), and the self-play moves [P, T, B] each.
+        """
         return self.step(state, self.values)
 
 
 def member(state: Any, k: int) -> Any:
-    """Member ``k``'s slice of a population's state (or metrics): leaves ``x[k]``."""
+    """Member ``k``'s slice of a population's state or metrics.
+
+    Args:
+        state: any pytree whose leaves have the population axis first ([P, ...]).
+        k: the member.
+
+    Returns:
+        The same pytree with leaves ``x[k]``: member k's TrainState, as a single run's.
+    """
     return jax.tree.map(lambda x: x[k], state)
 
 

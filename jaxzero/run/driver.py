@@ -363,7 +363,8 @@ def _prepare(
     if trainer is not None and config is None and not resume:
         config = trainer.config
     elif trainer is not None and config is not None:  # as the trainer records it
-        config = resolve(config, trainer.env, trainer.network, trainer.search)[3]
+        one = trainer.trainer if isinstance(trainer, Population) else trainer
+        config = resolve(config, one.env, one.network, one.search)[3]
     # A new run's trainer is built first, so that a bad mesh fails before the directory
     # exists; a run in the way fails before that compile. The config written is the
     # trainer's: a custom game, network or search recorded by name.
@@ -412,10 +413,17 @@ def _prepare(
 
 def _build(config: Config, given: dict[str, Any]) -> Trainer | Population:
     """``make_trainer(config, ...)``, or ``make_population`` when ``given`` has seeds."""
-    pieces = {name: given.get(name) for name in ("env", "network", "search")}
+    env, network, search = given.get("env"), given.get("network"), given.get("search")
     if given.get("seeds") is None:
-        return make_trainer(config, **pieces)
-    return make_population(config, seeds=given["seeds"], hyper=given.get("hyper"), **pieces)
+        return make_trainer(config, env=env, network=network, search=search)
+    return make_population(
+        config,
+        seeds=given["seeds"],
+        hyper=given.get("hyper"),
+        env=env,
+        network=network,
+        search=search,
+    )
 
 
 def _check_memory(trainer: Trainer | Population) -> None:
