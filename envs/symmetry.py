@@ -20,11 +20,23 @@ import numpy as np
 
 
 class Symmetries(NamedTuple):
+    """A group of S symmetries as index tables (see the module docstring); element 0 is
+    the identity. ``env.symmetries`` declares a game's group; replay applies a random
+    element to each sample (``replay.augment``), and evaluating searches may average the
+    network over the group (``evaluation.average_symmetries``).
+
+    Attributes:
+        observation_index: int32 [S, P]: row s maps each of the P positions of the
+            observation (a board's cells) to the position it is read from.
+        action_index: int32 [S, A]: row s maps each action to the action it is read from.
+    """
+
     observation_index: np.ndarray  # int32 [S, P]
     action_index: np.ndarray  # int32 [S, A]
 
     @property
     def size(self) -> int:
+        """S, the number of elements (1: the trivial group)."""
         return self.observation_index.shape[0]
 
     def transform_observation(self, observation: jax.Array, element: jax.Array) -> jax.Array:
