@@ -10,11 +10,14 @@
 2. **Training with each search.** The same preset is trained with PUCT and with Gumbel at
    a low and a medium self-play budget, for the same training time and several seeds; the
    raw network's optimal share is recorded against training time and positions generated.
-   Each run is the library's driver (:func:`jaxzero.run.driver.train`) with a measuring
-   hook, :class:`jaxzero.run.share_probe.ShareProbe`, that keeps the training clock (wall
-   time less its checks and the first, compiling iteration) and stops the run
-   (``step.stop``) when it is spent. ``--jobs N`` runs N at a time, each process pinned to
-   its own CPUs (:mod:`jaxzero.run.pinned`).
+   Each arm (search kind, simulations) is one population run of all its seeds
+   (:func:`jaxzero.make_population`: one process, one compiled program) through the
+   library's driver (:func:`jaxzero.run.driver.train`) with a measuring hook,
+   :class:`jaxzero.run.share_probe.ShareProbe`, that keeps the training clock (wall time
+   less its checks and the first, compiling iteration) and stops the run (``step.stop``)
+   when it is spent: ``train_seconds`` per seed, the compute of that many single runs.
+   PUCT and Gumbel stay two programs (their searches differ in code). ``--jobs N`` runs N
+   arms at a time, each process pinned to its own CPUs (:mod:`jaxzero.run.pinned`).
 
 Output (``--out``): ``policy_improvement.csv``, ``optimal_share.csv``,
 ``optimal_difference.csv``, ``training.csv``, PNGs and ``results.md`` with a verdict per
@@ -51,6 +54,7 @@ from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.probes import make_judge
 from jaxzero.run import pinned
 from jaxzero.run.agent import Agent, load_agent, parse_settings
+from jaxzero.run.compile_cache import enable_compile_cache
 from jaxzero.run.driver import train
 from jaxzero.run.share_probe import ShareProbe
 
@@ -142,45 +146,48 @@ def make_checkpoint(game: str, tier: Tier, root: Path, log=print) -> Path:
     return result.run_dir
 
 
-def training_run(
-    tier: Tier, kind: str, n: int, seed: int, run_dir: Path, log=print, judge=None
-) -> list:
-    """Train ``tier``'s preset with ``kind``(n) from seed ``seed`` for ``tier.train_seconds``
-    into the run ``run_dir`` (replaced), measured by a :class:`ShareProbe`; its rows."""
-    arm = {"search.kind": kind, "search.num_simulations": n, "seed": seed} | _TIMED
+def training_run(tier: Tier, kind: str, n: int, run_dir: Path, log=print, judge=None) -> list:
+    """Train ``tier``'s preset with ``kind``(n), all of ``tier.train_seeds`` as one
+    population, for ``tier.train_seconds`` per seed into the run ``run_dir`` (replaced; its
+    members ``run_dir/members/K``), measured by a :class:`ShareProbe`; its rows, member by
+    member at each measurement."""
+    arm = {"search.kind": kind, "search.num_simulations": n} | _TIMED
     config = apply_overrides(get_preset(tier.train_game), tier.train_overrides | arm)
     judge = make_judge(config) if judge is None else judge
-    probe = ShareProbe(config, tier.train_seconds, tier.train_evals, judge)
-    train(run_dir, config, iterations=2**31 - 1, force=True, hooks=[probe])  # the probe stops it
-    last, search = probe.rows[-1], config.search
-    log(f"  {search.kind}({search.num_simulations}) seed {seed}: {last['iteration']} iterations,"
-        f" {last['positions']} positions, optimal {last['optimal']:.3f}")  # fmt: skip
-    return probe.rows
+    seeds = tier.train_seeds
+    probe = ShareProbe(config, tier.train_seconds * len(seeds), tier.train_evals, judge, seeds)
+    # the probe stops it
+    train(run_dir, config, iterations=2**31 - 1, force=True, hooks=[probe], seeds=seeds)
+    for last in probe.rows[-len(seeds) :]:
+        log(f"  {kind}({n}) seed {last['seed']}: {last['iteration']} iterations, "
+            f"{last['positions']} positions, optimal {last['optimal']:.3f}")  # fmt: skip
+    return sorted(probe.rows, key=lambda row: row["seed"])  # stable: each seed's in time order
 
 
-def training_arms(tier: Tier) -> list[tuple[str, int, int]]:
-    """(search kind, simulations, seed) of every training run of ``tier``, in run order."""
-    return [(k, n, s) for n in tier.train_simulations for k in KINDS for s in tier.train_seeds]
+def training_arms(tier: Tier) -> list[tuple[str, int]]:
+    """(search kind, simulations) of every training arm of ``tier``, in run order."""
+    return [(k, n) for n in tier.train_simulations for k in KINDS]
 
 
 def training_study(tier_name: str, tier: Tier, jobs: int, out: Path, log=print) -> list:
-    """Every training run of ``tier`` as the run ``out/training_runs/KIND-N-SEED``: here one by
-    one, or ``jobs`` at a time in pinned processes (also writing ``training.csv``, ``log.txt``)."""
+    """Every arm of ``tier`` as the population run ``out/training_runs/KIND-N``: here one
+    by one, or ``jobs`` at a time in pinned processes (also writing ``training.csv``,
+    ``log.txt``)."""
     arms = training_arms(tier)
-    dirs = [out / "training_runs" / f"{kind}-{n}-{seed}" for kind, n, seed in arms]
+    dirs = [out / "training_runs" / f"{kind}-{n}" for kind, n in arms]
     if jobs == 1:
         runs = zip(arms, dirs, strict=True)
         judge = make_judge(apply_overrides(get_preset(tier.train_game), tier.train_overrides))
-        return [row for (k, n, s), d in runs for row in training_run(tier, k, n, s, d, log, judge)]
+        return [row for (k, n), d in runs for row in training_run(tier, k, n, d, log, judge)]
     flags = [] if tier_name == "full" else [f"--{tier_name}"]
     flags += ["--train-seconds", str(tier.train_seconds)]
     commands = []
-    for (kind, n, seed), run_dir in zip(arms, dirs, strict=True):
+    for (kind, n), run_dir in zip(arms, dirs, strict=True):
         shutil.rmtree(run_dir, ignore_errors=True)  # now, not by the child's force (the log)
         run_dir.mkdir(parents=True)
-        arm = ["--arm", f"{kind}:{n}:{seed}", "--out", str(run_dir)]
+        arm = ["--arm", f"{kind}:{n}", "--out", str(run_dir)]
         commands.append([sys.executable, "-m", "experiments.compare_search", *flags, *arm])
-    names = [f"training run {kind}({n}) seed {seed}" for kind, n, seed in arms]
+    names = [f"training arm {kind}({n})" for kind, n in arms]
     logs = [d / "log.txt" for d in dirs]
     pinned.run_pinned(commands, logs, jobs, names=names, log=log, cwd=ROOT)
     return [row for run_dir in dirs for row in read_csv(run_dir / "training.csv")]
@@ -247,8 +254,8 @@ def _parser() -> argparse.ArgumentParser:
         help="the fixed-network study's budgets (default: the tier's; full 2 4 ... 128)")
     add("--match-games", type=int,
         help="games of each fixed-network match, even (default: the tier's; full 200)")
-    add("--arm", metavar="KIND:N:SEED",
-        help="run only this training run and write its training.csv (used by --jobs)")
+    add("--arm", metavar="KIND:N",
+        help="run only this training arm (all seeds) and write its training.csv (--jobs)")
     add("--cpus", metavar="I,J,...", help="with --arm: run on these CPUs only")
     add("--set", action="append", default=[], metavar="KEY=VALUE",
         help="fixed-network study: change a search.* or evaluation.* setting of the loaded "
@@ -271,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(report.render(args.out, name, command))
         return
     log = functools.partial(print, flush=True)
+    enable_compile_cache()  # a rerun (or the other arms' processes) reads its programs back
     changes = _tier_changes(parser, args)
     try:
         search = parse_settings(args.set)
@@ -282,14 +290,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             skip_fixed=args.skip_fixed, skip_matches=args.skip_matches, jobs=args.jobs,
             changes=changes, search=search, command=command, log=log)  # fmt: skip
         return
-    kind, _, rest = args.arm.partition(":")
-    n, _, seed = rest.partition(":")
-    if kind not in KINDS or not n.isdigit() or not seed.isdigit():
-        parser.error(f"--arm expects KIND:N:SEED with KIND one of {KINDS}, got {args.arm!r}")
+    kind, _, n = args.arm.partition(":")
+    if kind not in KINDS or not n.isdigit():
+        parser.error(f"--arm expects KIND:N with KIND one of {KINDS}, got {args.arm!r}")
     if args.cpus:  # before JAX's first computation starts its thread pool
         os.sched_setaffinity(0, [int(cpu) for cpu in args.cpus.split(",")])
     tier, out = dataclasses.replace(TIERS[name], **changes), Path(args.out)
-    rows = training_run(tier, kind, int(n), int(seed), out, log)
+    rows = training_run(tier, kind, int(n), out, log)
     report.write_tables(out, {"training": rows})
 
 

@@ -10,11 +10,14 @@
 
 The arms are the Cartesian product of the ``--grid`` values, then each ``--arm
 KEY=V,KEY=V`` (``--arm=``: the preset as it is), each over the ``--set`` settings (and
-``evaluation.every=0``: no periodic evaluation eating the budget). Each arm
-trains from each seed into ``OUT/aARM-sSEED`` with the library's driver: ``--jobs 1`` in
-this process, ``--jobs N`` as N ``jaxzero train`` processes at a time, each pinned to CPUs
-of its own (single-threaded XLA on one CPU; :mod:`jaxzero.run.pinned`), so equal wall time
-is equal compute. A run directory that exists is refused, never overwritten.
+``evaluation.every=0``: no periodic evaluation eating the budget). Each arm trains all
+its seeds as one population (:func:`jaxzero.make_population`, one compiled program) into
+``OUT/aARM``, seed k's run being ``OUT/aARM/members/K``, with the library's driver:
+``--jobs 1`` in this process, ``--jobs N`` as N ``jaxzero train --seeds`` processes at a
+time, each pinned to CPUs of its own (single-threaded XLA on one CPU;
+:mod:`jaxzero.run.pinned`). ``--seconds`` is per seed: an arm of P seeds trains P times as
+long, the compute of P single runs. A run directory that exists is refused, never
+overwritten.
 
 Then every run's last network is measured on its game's solved positions
 (:class:`~jaxzero.measure.positions.SolvedPositions`: tic-tac-toe's 4,520 decision states,
@@ -44,6 +47,7 @@ from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.statistics import wilson_interval
 from jaxzero.run import pinned
 from jaxzero.run.agent import load_agent
+from jaxzero.run.compile_cache import enable_compile_cache
 from jaxzero.run.driver import train
 from jaxzero.run.report import read_metrics
 
@@ -71,32 +75,50 @@ def arms(grid: Sequence[str], named: Sequence[str] = ()) -> list[dict[str, str]]
 
 
 def run_dirs(out: Path, settings: list[dict[str, str]], seeds: Sequence[int]) -> list[tuple]:
-    """(arm index, settings, seed, run directory) of every run, in run order."""
+    """(arm index, settings, seed, member's run directory) of every run, in run order: the
+    arm's population is ``OUT/aARM``, seed k's run its member ``OUT/aARM/members/K``."""
     runs = []
     for arm, point in enumerate(settings):
-        runs += [(arm, point, seed, out / f"a{arm}-s{seed}") for seed in seeds]
+        runs += [(arm, point, s, out / f"a{arm}" / "members" / str(k)) for k, s in enumerate(seeds)]
     return runs
 
 
-def train_all(game: str, base: dict, runs: list[tuple], budget: dict, jobs: int, out: Path):
-    """Train every run: here one by one (``jobs`` 1), else ``jobs`` pinned processes."""
-    for *_, run_dir in runs:
+def train_all(
+    game: str,
+    base: dict,
+    runs: list[tuple],
+    seeds: Sequence[int],
+    budget: dict,
+    jobs: int,
+    out: Path,
+):
+    """Train every arm as a population of ``seeds``: here one by one (``jobs`` 1), else
+    ``jobs`` pinned processes. ``budget["seconds"]`` is per seed."""
+    populations = list(dict.fromkeys((arm, run_dir.parent.parent) for arm, _, _, run_dir in runs))
+    points = {arm: point for arm, point, *_ in runs}
+    for _, run_dir in populations:
         if run_dir.exists():
             raise FileExistsError(f"{run_dir} exists: choose a new --out (nothing is overwritten)")
+    if budget.get("seconds") is not None:
+        budget = budget | {"seconds": budget["seconds"] * len(seeds)}
     if jobs == 1:
-        for _, point, seed, run_dir in runs:
-            settings = base | point | {"seed": str(seed)}
-            train(run_dir, apply_overrides(get_preset(game), settings), **budget)
+        for arm, run_dir in populations:
+            config = apply_overrides(get_preset(game), base | points[arm] | {"seed": seeds[0]})
+            train(run_dir, config, seeds=seeds, **budget)
         return
+    if list(seeds) != list(range(seeds[0], seeds[0] + len(seeds))):
+        raise ValueError(
+            f"--jobs > 1 trains `jaxzero train --seeds N`: consecutive seeds, not {seeds}"
+        )
     flags = [f"--{name}={value}" for name, value in budget.items() if value is not None]
     commands, logs = [], []
-    for _, point, seed, run_dir in runs:
-        settings = [f"{k}={v}" for k, v in (base | point | {"seed": str(seed)}).items()]
-        train_cmd = ["train", game, *settings, *flags, "--out", str(run_dir)]
-        commands.append([sys.executable, "-m", "jaxzero.cli", *train_cmd])
+    for arm, run_dir in populations:
+        settings = [f"{k}={v}" for k, v in (base | points[arm] | {"seed": str(seeds[0])}).items()]
+        train_cmd = ["train", game, *settings, *flags, "--seeds", str(len(seeds))]
+        commands.append([sys.executable, "-m", "jaxzero.cli", *train_cmd, "--out", str(run_dir)])
         logs.append(out / "logs" / f"{run_dir.name}.txt")
     logs[0].parent.mkdir(parents=True, exist_ok=True)
-    pinned.run_pinned(commands, logs, jobs, names=[r[-1].name for r in runs])
+    pinned.run_pinned(commands, logs, jobs, names=[run_dir.name for _, run_dir in populations])
 
 
 def measure(runs: list[tuple], simulations: int) -> list[dict[str, Any]]:
@@ -164,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2")
     parser.add_argument("--arm", action="append", default=[], metavar="KEY=V,KEY=V")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--seconds", type=float, default=None, help="training time per run")
+    parser.add_argument("--seconds", type=float, default=None, help="training time per seed")
     parser.add_argument("--iterations", type=int, default=None, help="or iterations per run")
     parser.add_argument("--simulations", type=int, default=64, help="of the measured search")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time, pinned")
@@ -173,13 +195,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         base = BASE | parse_key_values(args.set, "--set")
         settings = arms(args.grid, args.arm)
+        if any("seed" in point for point in settings) or "seed" in base:
+            raise ValueError("the seeds of every arm are --seeds (one population an arm)")
         for point in settings:  # a bad key or value fails now, not after hours of training
             apply_overrides(get_preset(args.game), base | point)
         pinned.cpu_groups(args.jobs)
         runs = run_dirs(args.out, settings, args.seeds)
         args.out.mkdir(parents=True, exist_ok=True)
         budget = {"seconds": args.seconds, "iterations": args.iterations}
-        train_all(args.game, base, runs, budget, args.jobs, args.out)
+        enable_compile_cache()  # a rerun reads its programs back
+        train_all(args.game, base, runs, args.seeds, budget, args.jobs, args.out)
     except (ValueError, FileExistsError) as error:
         sys.exit(f"error: {error}")
     command = "python -m experiments.sweep " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -56,11 +56,22 @@ GTP_AGENT = "go_6x6"  # `jaxzero gtp` without --checkpoint: the shipped Go 6x6 a
 
 
 @app.callback()
-def _commands() -> None:
+def _commands(
+    compile_cache: Annotated[
+        str | None,
+        typer.Option(
+            help="Folder of JAX's persistent compilation cache, or 'off' [default: "
+            "$JAXZERO_COMPILE_CACHE, else ~/.cache/jaxzero/xla]",
+        ),
+    ] = None,
+) -> None:
     """jaxzero: AlphaZero in JAX. Train an agent, play against it, measure it."""
+    from jaxzero.run.compile_cache import enable_compile_cache
+
     # orbax logs each failure it then raises, with tracebacks; the raised error is
     # reported here in one line, so its log is noise to a user of the command line.
     logging.getLogger("absl").setLevel(logging.CRITICAL)
+    enable_compile_cache(compile_cache)  # a second identical run reads its programs back
 
 
 class UsageError(Exception):
@@ -753,6 +764,8 @@ def _progress_line(m: dict[str, float]) -> str:
     if "arena/score" in m:
         verdict = "promoted" if m.get("arena/promoted") else "kept best"
         parts.append(f"arena {m['arena/score']:.2f} ({verdict})")
+    if "eval/raw_optimal" in m:  # the raw policy on the game's solved positions
+        parts.append(f"raw optimal {m['eval/raw_optimal']:.1%}")
     for name, label in [("eval/vs_random", "vs random"), ("eval/vs_one_ply", "vs one-ply")]:
         if name in m:
             parts.append(f"{label} {m[name]:.2f}")

@@ -7,6 +7,7 @@ the whole session and hands the same Trainer to every test that asks for that co
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,16 @@ import envs
 from jaxzero.core.config import Config, apply_overrides
 from jaxzero.core.loop import Trainer, make_trainer
 from jaxzero.core.presets import PRESETS
+from jaxzero.run import compile_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmark modules (gtp_referee, ...) as scripts
+
+# JAX's persistent compilation cache (jaxzero.run.compile_cache) for the whole suite: the
+# pytest workers and the `jaxzero` processes the tests start compile many identical
+# programs, which one compile serves. Kept beside pytest's own cache, out of git.
+os.environ.setdefault(compile_cache.ENV_VAR, str(ROOT / ".pytest_cache" / "xla"))
+compile_cache.enable_compile_cache()
 
 TINY: dict[str, Any] = {
     "selfplay.batch_size": 8,

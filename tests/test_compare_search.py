@@ -108,24 +108,30 @@ def test_both_searches_at_64_find_the_quickest_win(smoke, kind):
 
 
 def test_jobs_run_the_training_study_in_pinned_processes(tmp_path):
-    """--jobs 2: the smoke tier's four training runs, two at a time, each in a process of its
-    own on one CPU; their rows come back in run order, as the sequential study writes them."""
+    """--jobs 2: the smoke tier's two arms, each a population of its seeds in a process of
+    its own on one CPU; their rows come back in run order, as the sequential study writes
+    them."""
     compare_search.main(["--smoke", "--skip-fixed", "--jobs", "2", "--out", str(tmp_path)])
     tier = compare_search.TIERS["smoke"]
     columns, training = _read(tmp_path / "training.csv")
     assert columns == report.TRAINING_COLUMNS
     runs = [(r["search"], int(r["simulations"]), int(r["seed"])) for r in training]
-    assert list(dict.fromkeys(runs)) == compare_search.training_arms(tier)
+    arms = [
+        (kind, n, seed)
+        for kind, n in compare_search.training_arms(tier)
+        for seed in tier.train_seeds
+    ]
+    assert list(dict.fromkeys(runs)) == arms
     assert len(training) == len(runs) == 4 * (tier.train_evals + 1)
-    for kind, n, seed in compare_search.training_arms(tier):
-        log = (tmp_path / "training_runs" / f"{kind}-{n}-{seed}" / "log.txt").read_text()
+    for kind, n, seed in arms:
+        log = (tmp_path / "training_runs" / f"{kind}-{n}" / "log.txt").read_text()
         assert f"{kind}({n}) seed {seed}:" in log
-    # Each run's final network is saved as a run an agent loads.
-    kind, n, seed = compare_search.training_arms(tier)[-1]
-    agent = load_agent(tmp_path / "training_runs" / f"{kind}-{n}-{seed}")
+    # Each member's final network is saved as a run an agent loads.
+    kind, n, seed = arms[-1]
+    agent = load_agent(tmp_path / "training_runs" / f"{kind}-{n}" / "members" / "1")
     last = [r for r in training if (r["search"], int(r["seed"])) == (kind, seed)][-1]
     assert agent.iteration == int(last["iteration"]) > 0
-    assert agent.config.search.kind == kind
+    assert agent.config.search.kind == kind and agent.config.seed == seed
 
 
 @pytest.mark.parametrize(
@@ -135,7 +141,7 @@ def test_jobs_run_the_training_study_in_pinned_processes(tmp_path):
         (["--match-games", "3"], "--match-games must be even and at least 2"),
         (["--simulations", "8", "0"], "--simulations must be at least 1"),
         (["--train-seconds", "0"], "--train-seconds must be positive"),
-        (["--arm", "mcts:8:0"], "--arm expects KIND:N:SEED"),
+        (["--arm", "mcts:8"], "--arm expects KIND:N"),
         (["--set", "network.channels=8"], "only search.* and evaluation.* settings can"),
     ],
 )

@@ -41,5 +41,7 @@ def test_a_toy_sweep_trains_measures_and_never_overwrites(tmp_path, capsys):
     assert "| 1 | search.kind=puct | 1 |" in table  # the arms' means
     assert "95% Wilson intervals over the 4,520 solved positions" in table
     assert {r["measured"] for r in rows} == {"4520"}
-    with pytest.raises(SystemExit, match="a0-s0 exists: choose a new --out"):
+    with pytest.raises(SystemExit, match="a0 exists: choose a new --out"):
         sweep.main(args)
+    with pytest.raises(SystemExit, match="the seeds of every arm are --seeds"):
+        sweep.main([*args[:-1], str(tmp_path / "other"), "--grid", "seed=1,2"])

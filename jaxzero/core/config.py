@@ -284,8 +284,12 @@ class EvaluationConfig:
     ``average_symmetries`` is on (G network passes per node: a steadier prior and value;
     self-play always uses one pass). Matches (gate, periodic evaluation) start from
     ``opening_plies`` uniformly random plies, each opening played with both colours.
-    Every ``every`` iterations (0 = never) the driver logs the playing network's score
-    against random and one-ply over ``games`` games each.
+    Every ``every`` iterations (0 = never) the driver measures the playing network: where
+    the game has a solved position set, its raw policy's optimal share (one batched
+    forward pass, ``eval/raw_optimal``); and its score against random and one-ply over
+    ``games`` games each, whenever those matches fit in ``max_share`` of the run's wall
+    time so far (their last duration counted ahead), so that measuring never eats more
+    than that share of the training.
     """
 
     simulations: int = 64  # of every evaluating search
@@ -293,11 +297,16 @@ class EvaluationConfig:
     opening_plies: int = 2  # random plies that open each pair of match games
     every: int = 100  # iterations between periodic evaluations (0: none)
     games: int = 100  # games against each opponent, half with each colour
+    max_share: float = 0.05  # the periodic matches' largest share of the wall time
 
     def __post_init__(self) -> None:
         _at_least(self, 1, "simulations")
         _at_least(self, 0, "opening_plies", "every")
         _check_even_games("evaluation.games", self.games)
+        _check(
+            0 < self.max_share <= 1,
+            f"evaluation.max_share must be in (0, 1], got {self.max_share}",
+        )
 
 
 @dataclasses.dataclass(frozen=True)

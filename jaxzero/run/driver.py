@@ -63,8 +63,11 @@ from jaxzero.core.memory import check_memory
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.population import Population, make_population
 from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
+from jaxzero.measure.games import solved_games
 from jaxzero.measure.gate import make_gate
-from jaxzero.measure.players import evaluation_player
+from jaxzero.measure.players import RawPolicyPlayer, evaluation_player
+from jaxzero.measure.positions import SolvedPositions
+from jaxzero.measure.probes import ShareJudge
 from jaxzero.run import hooks as hooks_lib
 from jaxzero.run import signals
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
@@ -335,7 +338,14 @@ def standard_hooks(
             config.evaluation.games,
             config.evaluation.opening_plies,
         )
-        hooks.append(hooks_lib.EvaluationHook(evaluation, config.evaluation.every, config.seed))
+        judge = None
+        if trainer.env.id in solved_games():  # its solved positions: the raw policy's share
+            judge = ShareJudge(RawPolicyPlayer(trainer.apply_fn), SolvedPositions(trainer.env))
+        hooks.append(
+            hooks_lib.EvaluationHook(
+                evaluation, config.evaluation.every, config.seed, judge, config.evaluation.max_share
+            )
+        )
     if sharding.is_main_process():
         hooks += [
             hooks_lib.JsonlWriter(run_dir / METRICS_FILE),

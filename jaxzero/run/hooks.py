@@ -295,29 +295,47 @@ class GateHook:
 
 @dataclasses.dataclass
 class EvaluationHook:
-    """Every ``every`` iterations the playing network against the fixed opponents:
-    ``eval/vs_NAME`` (score) and ``eval/vs_NAME_wins`` (win rate); in a single-player
-    game its mean score ``eval/score`` beside ``eval/NAME_score`` of the fixed players."""
+    """Every ``every`` iterations the playing network: with a ``judge`` (the game has a
+    solved position set), its raw policy's optimal share ``eval/raw_optimal``; and,
+    whenever they fit in ``max_share`` of the wall time so far, its matches against the
+    fixed opponents: ``eval/vs_NAME`` (score) and ``eval/vs_NAME_wins`` (win rate); in a
+    single-player game its mean score ``eval/score`` beside ``eval/NAME_score`` of the
+    fixed players. The first matches run at the first measurement; after them, their
+    last duration is counted ahead, so that from then on the checks stay within the
+    share (matches that take a minute play about once in twenty minutes at 5%)."""
 
     evaluation: Evaluation | SoloEvaluation
     every: int
     seed: int
-    _seconds: float = 0.0  # how long it last took in this process
+    judge: Callable[[Any], dict[str, float]] | None = None
+    max_share: float = 1.0
+    _seconds: float = 0.0  # how long the matches last took in this process
 
     def __call__(self, step: Step) -> None:
         if step.iteration % self.every:
             return
-        fits = step.clock.allows(self._seconds)
+        if self.judge is not None:
+            with step.clock.check(step.state):
+                step.checks["eval/raw_optimal"] = self.judge(step.state.best_params)["optimal"]
+        fits = step.clock.allows(self._seconds) and self._affordable(step.clock)
         if jax.process_count() > 1:  # one decision for all hosts: process 0's clock
             fits = bool(multihost_utils.broadcast_one_to_all(np.bool_(fits)))
         if not fits:
-            return  # it would overrun the time budget
+            return  # it would overrun the time budget or the measuring share
         key = check_key(self.seed, EVAL_STREAM, step.iteration)
         begin = step.clock.elapsed()
         with step.clock.check(step.state):
             results = self.evaluation(step.state.best_params, key)
         step.checks |= self.evaluation.metrics(results)
         self._seconds = step.clock.elapsed() - begin
+
+    def _affordable(self, clock: Clock) -> bool:
+        """Whether the matches, at their last duration, keep the checks within
+        ``max_share`` of the wall time."""
+        if self.max_share >= 1.0 or not self._seconds:
+            return True
+        ahead = self._seconds
+        return clock.checking + ahead <= self.max_share * (clock.elapsed() + ahead)
 
 
 @dataclasses.dataclass

@@ -4,6 +4,9 @@
     train(run_dir, config, iterations=2**31 - 1, hooks=[probe])   # the probe ends the run
     probe.rows                                                    # one row a measurement
 
+For a population (``jaxzero.make_population``) give its ``seeds``: each measurement is
+then a row per member, each member's network judged on its own.
+
 The training clock is the wall time less the checks' (these measurements included) and
 less the first iteration, its compilation, so runs of different searches or settings
 compare at equal compute. The probe measures at the start and after each ``seconds /
@@ -34,13 +37,16 @@ class ShareProbe:
     evals`` of training time; ends the run after the last (``evals + 1`` rows in all).
 
     ``judge`` measures (one judge can serve every run of a study); ``rows`` collects a dict
-    of :data:`COLUMNS` per measurement, ``wall_seconds`` on the training clock."""
+    of :data:`COLUMNS` per measurement (per member of a population: ``seeds`` given, the
+    state's leaves [P, ...]), ``wall_seconds`` on the training clock."""
 
     config: Config
     seconds: float
     evals: int
     judge: ShareJudge
+    seeds: tuple[int, ...] = ()  # a population's, member by member; () a single run
     rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    _measured: int = 0  # measurements taken
     _zero: float | None = None  # the training clock's zero: the end of the first iteration
 
     def start(self, state: Any) -> None:
@@ -51,13 +57,18 @@ class ShareProbe:
         jax.block_until_ready(step.state)
         clock = step.clock.elapsed() - step.clock.checking
         self._zero = clock if self._zero is None else self._zero
-        if clock - self._zero >= self.seconds * len(self.rows) / self.evals:
+        if clock - self._zero >= self.seconds * self._measured / self.evals:
             with step.clock.check(step.state):
                 self._measure(step.state, clock - self._zero)
-        step.stop = len(self.rows) > self.evals  # the driver saves the run as it ends
+        step.stop = self._measured > self.evals  # the driver saves the run as it ends
 
     def _measure(self, state: Any, wall: float) -> None:
-        config = self.config
-        values = (config.game, config.search.kind, config.search.num_simulations, config.seed)
-        values += (int(state.iteration), wall, int(state.positions_written))
-        self.rows.append(dict(zip(COLUMNS, values, strict=False)) | self.judge(state.params))
+        self._measured += 1
+        members = [(self.config.seed, state)] if not self.seeds else [
+            (seed, jax.tree.map(lambda x, k=k: x[k], state)) for k, seed in enumerate(self.seeds)
+        ]  # fmt: skip
+        search = self.config.search
+        for seed, one in members:
+            values = (self.config.game, search.kind, search.num_simulations, seed)
+            values += (int(one.iteration), wall, int(one.positions_written))
+            self.rows.append(dict(zip(COLUMNS, values, strict=False)) | self.judge(one.params))

@@ -1,0 +1,42 @@
+"""JAX's persistent compilation cache: on by default for the command line, moved or
+turned off by an option or an environment variable."""
+
+import jax
+import pytest
+from typer.testing import CliRunner
+
+from jaxzero.cli import app
+from jaxzero.run import compile_cache
+
+
+@pytest.fixture
+def restore_cache_dir():
+    before = jax.config.jax_compilation_cache_dir
+    yield
+    jax.config.update("jax_compilation_cache_dir", before)
+
+
+def test_a_folder_or_off(tmp_path, monkeypatch, restore_cache_dir):
+    folder = tmp_path / "xla"
+    assert compile_cache.enable_compile_cache(str(folder)) == folder
+    assert folder.is_dir() and jax.config.jax_compilation_cache_dir == str(folder)
+    jax.config.update("jax_compilation_cache_dir", "unchanged")
+    for off in ("off", "OFF", "0"):
+        assert compile_cache.enable_compile_cache(off) is None
+    monkeypatch.setenv(compile_cache.ENV_VAR, "off")
+    assert compile_cache.enable_compile_cache() is None
+    assert jax.config.jax_compilation_cache_dir == "unchanged"  # left as the caller made it
+    monkeypatch.setenv(compile_cache.ENV_VAR, str(tmp_path / "moved"))
+    assert compile_cache.enable_compile_cache() == tmp_path / "moved"
+
+
+def test_the_default_is_per_user(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert compile_cache.default_folder() == tmp_path / "jaxzero" / "xla"
+
+
+def test_the_command_line_option(tmp_path, restore_cache_dir):
+    folder = tmp_path / "cli_cache"
+    result = CliRunner().invoke(app, ["--compile-cache", str(folder), "train", "--seconds", "0"])
+    assert result.exit_code == 2 and "--seconds must be > 0" in result.output
+    assert jax.config.jax_compilation_cache_dir == str(folder) and folder.is_dir()

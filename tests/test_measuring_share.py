@@ -1,0 +1,79 @@
+"""The periodic measurement's share of a run: the raw policy's optimal share every time,
+the matches only while they fit in ``evaluation.max_share`` of the wall time."""
+
+import contextlib
+import dataclasses
+
+from jaxzero.run.hooks import Clock, EvaluationHook, Step
+
+
+@dataclasses.dataclass
+class FakeClock(Clock):
+    now: float = 0.0
+
+    def elapsed(self) -> float:
+        return self.now
+
+    @contextlib.contextmanager
+    def check(self, state):
+        begin = self.now
+        yield
+        self.checking += self.now - begin
+
+
+@dataclasses.dataclass
+class Matches:
+    """Matches that take ``seconds`` of the fake clock."""
+
+    clock: FakeClock
+    seconds: float
+    played: int = 0
+
+    def __call__(self, params, key):
+        self.clock.now += self.seconds
+        self.played += 1
+        return {}
+
+    def metrics(self, results):
+        return {"eval/vs_random": 1.0}
+
+
+class State:
+    best_params = None
+
+
+def test_matches_stay_within_their_share_and_the_raw_share_is_always_logged():
+    clock = FakeClock()
+    matches = Matches(clock, seconds=60.0)
+    judged = []
+
+    def judge(params):
+        clock.now += 0.5  # one batched forward pass
+        judged.append(params)
+        return {"optimal": 0.9}
+
+    hook = EvaluationHook(matches, every=25, seed=0, judge=judge, max_share=0.05)
+    shares = []
+    for iteration in range(1, 2001):  # 2,000 iterations of 9 s: five hours
+        clock.now += 9.0
+        step = Step(iteration, State(), {}, {}, clock)
+        hook(step)
+        if iteration % 25 == 0:
+            assert step.checks["eval/raw_optimal"] == 0.9
+            shares.append(clock.checking / clock.now)
+        if iteration == 167:  # 25 minutes: the first matches alone, 4% of the time
+            assert matches.played == 1 and clock.checking / clock.now < 0.05
+    assert len(judged) == 2000 // 25
+    # after the first matches' cost is known the share only falls towards its limit
+    assert max(shares[shares.index(max(shares)) + 1 :]) <= max(shares)
+    assert 0.03 < clock.checking / clock.now <= 0.05 + 0.5 / 225 and matches.played >= 10
+
+
+def test_a_share_of_one_plays_every_time():
+    clock = FakeClock()
+    matches = Matches(clock, seconds=60.0)
+    hook = EvaluationHook(matches, every=1, seed=0, max_share=1.0)
+    for iteration in range(1, 6):
+        clock.now += 1.0
+        hook(Step(iteration, State(), {}, {}, clock))
+    assert matches.played == 5
