@@ -264,3 +264,47 @@ def test_two_processes_train_resume_and_write_each_checkpoint_once(tmp_path):
 
     agent = load_agent(run_dir)
     assert agent.iteration == 2
+
+
+TWO_DEVICE_POPULATION = """
+    import json, re
+    import jax
+    import numpy as np
+    from jaxzero.core.config import apply_overrides
+    from jaxzero.core.population import make_population
+    from jaxzero.core.presets import get_preset
+
+    assert jax.device_count() == 2, jax.devices()
+    config = apply_overrides(get_preset("tic_tac_toe"), json.loads({tiny!r}))
+    hyper = {{"optim.learning_rate": [1e-3, 2e-3, 3e-3, 4e-3]}}
+    on = lambda n: apply_overrides(config, {{"num_devices": n}})
+    split = make_population(on(2), seeds=range(4), hyper=hyper)
+    whole = make_population(on(1), seeds=range(4), hyper=hyper)
+    a, b = split.init(), whole.init()
+    for _ in range(2):
+        a, metrics, _ = split.iteration(a)
+        b, _, _ = whole.iteration(b)
+    hlo = split.step.lower(a, split.values).compile().as_text()
+    kinds = r"\\s(all-gather|all-reduce|collective-permute|all-to-all|reduce-scatter)(-start)?\\("
+    flat = lambda tree: np.concatenate([np.ravel(x) for x in jax.tree.leaves(jax.device_get(tree))])
+    leaf = jax.tree.leaves(a.params)[0]
+    print("RESULT " + json.dumps({{
+        "collectives": sum(bool(re.search(kinds, line)) for line in hlo.splitlines()),
+        "shards": [s.data.shape[0] for s in leaf.addressable_shards],
+        "max_param_diff": float(np.abs(flat(a.params) - flat(b.params)).max()),
+        "replay_equal": bool((flat(a.replay.observation) == flat(b.replay.observation)).all()),
+        "policy_diff": float(np.abs(flat(a.replay.policy) - flat(b.replay.policy)).max()),
+        "metric_shape": list(metrics["policy_loss"].shape),
+    }}))
+"""
+
+
+def test_a_population_splits_member_wise_with_no_collective():
+    """Four members over two devices: two each, no collective in the compiled iteration,
+    and the same members as on one device."""
+    script = TWO_DEVICE_POPULATION.format(tiny=json.dumps(TINY))
+    r = _result(_run(script, {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}))
+    assert r["collectives"] == 0, r
+    assert r["shards"] == [2, 2]
+    assert r["max_param_diff"] <= 1e-5 and r["policy_diff"] <= 1e-5 and r["replay_equal"]
+    assert r["metric_shape"] == [4]

@@ -162,27 +162,7 @@ def make_trainer(
     check_game_fits(config, env)
     apply_fn = networks.make_apply_fn(network)
     optimizer = learner.make_optimizer(config.optim)
-    b = config.selfplay.batch_size
-    reuse_simulations = config.search.num_simulations if config.search.reuse_tree else None
-
-    def init(key: Array) -> TrainState:
-        if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
-            key = jax.random.wrap_key_data(key)
-        key, k_params, k_games = jax.random.split(key, 3)
-        params = networks.init_params(network, env, k_params)
-        return TrainState(
-            params=params,
-            best_params=jax.tree.map(jnp.copy, params),
-            opt_state=optimizer.init(params),
-            replay=replay.init_replay(env, config.replay.capacity, shards),
-            selfplay=selfplay.init_selfplay(env, b, k_games, reuse_simulations),
-            key=jax.random.key_data(key),
-            iteration=jnp.int32(0),
-            env_steps=jnp.int32(0),
-            positions_written=jnp.int32(0),
-            updates=jnp.int32(0),
-        )
-
+    init = make_init(config, env, network, optimizer, shards)
     state_sharding = sharding.state_shardings(jax.eval_shape(init, jax.random.key(0)), mesh)
     if shards == 1:
         step = make_step(config, env, apply_fn, optimizer, search=search)
@@ -218,6 +198,50 @@ def make_trainer(
             donate_argnums=(0,) if donate else (),
         ),
     )
+
+
+def make_init(
+    config: Config,
+    env: Env,
+    network: nn.Module,
+    optimizer: optax.GradientTransformation,
+    shards: int = 1,
+) -> Callable[[Array], TrainState]:
+    """``init(key) -> TrainState``, not jitted: what ``Trainer.init`` compiles (a
+    population vmaps it over its members' keys).
+
+    Args:
+        config: the run's settings (batch, replay capacity, tree reuse).
+        env: the game.
+        network: the flax module whose parameters it initialises.
+        optimizer: the optax transformation whose state it initialises.
+        shards: replay rings, one per device.
+
+    Returns:
+        A function of a typed PRNG key or its raw ``uint32`` data.
+    """
+    b = config.selfplay.batch_size
+    reuse_simulations = config.search.num_simulations if config.search.reuse_tree else None
+
+    def init(key: Array) -> TrainState:
+        if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+            key = jax.random.wrap_key_data(key)
+        key, k_params, k_games = jax.random.split(key, 3)
+        params = networks.init_params(network, env, k_params)
+        return TrainState(
+            params=params,
+            best_params=jax.tree.map(jnp.copy, params),
+            opt_state=optimizer.init(params),
+            replay=replay.init_replay(env, config.replay.capacity, shards),
+            selfplay=selfplay.init_selfplay(env, b, k_games, reuse_simulations),
+            key=jax.random.key_data(key),
+            iteration=jnp.int32(0),
+            env_steps=jnp.int32(0),
+            positions_written=jnp.int32(0),
+            updates=jnp.int32(0),
+        )
+
+    return init
 
 
 def resolve(

@@ -39,7 +39,7 @@ from jax.sharding import PartitionSpec as P
 from envs.core import Env
 from jaxzero.core import learner, sharding
 from jaxzero.core.config import Config, apply_overrides, valid_keys
-from jaxzero.core.loop import Metrics, Trainer, TrainState, make_step, make_trainer
+from jaxzero.core.loop import Metrics, Trainer, TrainState, make_init, make_step, make_trainer
 from jaxzero.core.policies import SearchPolicy
 
 Array = jax.Array
@@ -200,9 +200,14 @@ def make_population(
         hyper={key: tuple(float(_get(m, key)) for m in members) for key in hyper},
         trainer=trainer,
         values=jax.device_put(values, split),
-        init_fn=jax.jit(jax.vmap(trainer.init), out_shardings=split),
+        init_fn=jax.jit(jax.vmap(_member_init(trainer)), out_shardings=split),
         step=jax.jit(step, out_shardings=split, donate_argnums=(0,) if donate else ()),
     )
+
+
+def _member_init(trainer: Trainer) -> Callable[[Array], TrainState]:
+    """One member's ``init`` unjitted (the population's own jit places its members)."""
+    return make_init(trainer.config, trainer.env, trainer.network, trainer.optimizer)
 
 
 def _member_step(trainer: Trainer, hyper: Mapping[str, Any]) -> Callable:
