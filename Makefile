@@ -1,6 +1,7 @@
 # Two commands for a fresh machine with Python 3.11+ and make:
 #   make train   set up .venv and train Connect Four with the default preset
 #   make test    set up .venv and run the test suite (what CI runs)
+#   make docs    serve the docs site at http://127.0.0.1:8000 (mkdocs-material)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -9,7 +10,7 @@ ARGS   ?=
 # to one worker (--dist loadfile) so that module fixtures still compile once.
 WORKERS ?= 2
 
-.PHONY: setup train test lint system-deps clean
+.PHONY: setup train test lint docs system-deps clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,13 +32,19 @@ train: setup
 test: setup system-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy envs jaxzero/__init__.py
+	$(BIN)/mypy envs jaxzero/__init__.py examples
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy envs jaxzero/__init__.py
+	$(BIN)/mypy envs jaxzero/__init__.py examples
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
+
+# The docs site (docs/, mkdocs.yml), rebuilt on every change; `make test` builds it strictly.
+docs: setup
+	$(BIN)/mkdocs serve
 
 clean:
 	rm -rf $(VENV) build *.egg-info
