@@ -10,7 +10,7 @@ defined in a script, as here, cannot be imported by another process, so ``load_a
 is given it back (``network=``). At the end the raw network's move is scored on every
 solved tic-tac-toe position.
 
-    python examples/custom_network.py              # a few minutes on a laptop CPU
+    python examples/custom_network.py              # about five minutes on a 2-core CPU
     python examples/custom_network.py --smoke      # toy sizes, seconds (CI)
 """
 

@@ -7,7 +7,7 @@ search serves all its seeds (``trainer.init(key)`` takes the seed), so each sear
 compiles once. The figure draws the mean over seeds and their range as a band; the numbers
 go to a CSV beside it.
 
-    python examples/experiment.py                  # about ten minutes on a laptop CPU
+    python examples/experiment.py                  # about three minutes on a 2-core CPU
     python examples/experiment.py --seeds 8        # more seeds, a tighter mean
     python examples/experiment.py --smoke          # toy sizes, seconds (CI)
 """
@@ -92,7 +92,7 @@ def main() -> None:
     axes = figure.subplots()
     for name, shares in curves.items():
         mean = shares.mean(axis=0)
-        axes.plot(steps, mean, label=f"{name} (mean of {seeds} seeds)")
+        axes.plot(steps, mean, label=f"{name}: mean, band: range of {seeds} seeds")
         axes.fill_between(steps, shares.min(axis=0), shares.max(axis=0), alpha=0.25)
         last = shares[:, -1]
         print(f"{name}: mean {mean[-1]:.1%} optimal (seeds {last.min():.1%} to {last.max():.1%})")

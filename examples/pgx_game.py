@@ -4,12 +4,12 @@
 ``envs.Env`` (``envs.from_pgx(pgx.make(...))`` wraps a pgx env object the same way): a
 step is pgx's own ``step``, so the game trains, searches and plays like any other, here
 from ``jaxzero.default_config``. Othello, hex, animal shogi, backgammon and 2048 have tuned
-presets (``jaxzero.get_preset("pgx/othello")``); see docs/pgx.md. At the end the driver's
-periodic evaluation plays the agent against random and one-ply players.
+presets (``jaxzero.get_preset("pgx/othello")``); see docs/pgx.md. Every 100 iterations the
+driver's evaluation plays the agent against random and one-ply players (scores in [0, 1]).
 
 Needs pgx: ``pip install 'jaxzero[pgx]'``.
 
-    python examples/pgx_game.py                    # a few minutes on a laptop CPU
+    python examples/pgx_game.py                    # about three minutes on a 2-core CPU
     python examples/pgx_game.py --game pgx/connect_four
     python examples/pgx_game.py --smoke            # toy sizes, seconds (CI; no evaluation)
 """
@@ -49,7 +49,8 @@ def main() -> None:
     print(f"{env.id}: {env.num_actions} actions, observation {env.observation_shape}")
     iterations = 3 if args.smoke else 300
     config = jaxzero.default_config(env)
-    config = jaxzero.apply_overrides(config, SMOKE if args.smoke else {"evaluation.every": 100})
+    evaluation = {"evaluation.every": 100, "evaluation.max_share": 1.0}  # never skipped
+    config = jaxzero.apply_overrides(config, SMOKE if args.smoke else evaluation)
 
     def log(row: dict[str, float]) -> None:
         scores = {k: v for k, v in row.items() if k.startswith("eval/vs_") and "wins" not in k}
