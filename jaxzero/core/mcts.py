@@ -69,6 +69,8 @@ import jax.numpy as jnp
 import mctx
 from mctx import Tree
 
+from jaxzero.core.sharding import most_over_members
+
 Array = jax.Array
 # (key [B], tree, node [B], depth [B]) -> action int32 [B]; mctx's unbatched signature, vmapped
 Selection = Callable[[Array, Tree, Array, Array], Array]
@@ -298,7 +300,8 @@ def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_select
         return node, action, child, length + go, path, path_actions
 
     carry = (node, action, child, length, path, path_actions)
-    carry = jax.lax.while_loop(lambda c: jnp.any(going(c)), level, carry)
+    # the same condition for every member of a population: no select over the carry
+    carry = jax.lax.while_loop(lambda c: most_over_members(jnp.any(going(c))), level, carry)
     node, action, _, length, path, path_actions = carry
     return node, action, length, path, path_actions
 
@@ -358,7 +361,7 @@ def backup(tree: Tree, leaf: Array, length: Array, path: Array, path_actions: Ar
         return d - 1, value, below, values, visits, edge_values, edge_visits
 
     carry = (
-        jnp.max(length) - 1,
+        most_over_members(jnp.max(length)) - 1,  # not per member: no select over the tree
         tree.node_values[rows, leaf],
         leaf,
         tree.node_values,

@@ -222,7 +222,7 @@ def _member_step(trainer: Trainer, hyper: Mapping[str, Any]) -> Callable:
         member_search = search.replace(**changes) if changes else search  # type: ignore[attr-defined]
         return make_step(member_config, env, apply_fn, optimizer, search=member_search)(state)
 
-    return jax.vmap(one)
+    return jax.vmap(one, axis_name=sharding.MEMBER_AXIS)  # loops end together (mcts)
 
 
 def _hyper_lists(hyper: Mapping[str, Any], size: int) -> dict[str, list[Any]]:

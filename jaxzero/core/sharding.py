@@ -42,6 +42,8 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 DATA_AXIS = "data"
+# A population's members (jaxzero.core.population): the vmapped axis of its iteration.
+MEMBER_AXIS = "members"
 
 ENV_COORDINATOR = "JAXZERO_COORDINATOR"  # host:port of process 0's coordinator service
 ENV_NUM_PROCESSES = "JAXZERO_NUM_PROCESSES"  # processes in the job (one per host)
@@ -156,3 +158,25 @@ def state_shardings(abstract_state: Any, mesh: Mesh) -> Any:
 def specs(shardings: Any) -> Any:
     """The PartitionSpecs of a tree of NamedShardings (``shard_map``'s in/out specs)."""
     return jax.tree.map(lambda s: s.spec, shardings)
+
+
+def most_over_members(x: jax.Array) -> jax.Array:
+    """``x``'s largest value over a population's members when traced inside one (the
+    vmap over :data:`MEMBER_AXIS`), else ``x``.
+
+    A ``while_loop`` whose condition differs between vmapped members becomes a loop that
+    selects between its old and new carry, all of it, at every iteration (the search
+    tree, in a backup). Conditioned on the value shared by all members, the loop runs
+    to the slowest member and its body, which already masks the trees that are done,
+    writes nothing more.
+
+    Args:
+        x: an integer or boolean array.
+
+    Returns:
+        An array like ``x``: the maximum over the members (the same in each).
+    """
+    try:
+        return jax.lax.pmax(x, MEMBER_AXIS)
+    except NameError:  # not inside a population
+        return x
