@@ -130,7 +130,8 @@ def test_gate_and_devices_refused(ttt_config):
 
 @pytest.fixture(scope="module")
 def run_population(ttt_config):
-    config = apply_overrides(ttt_config, {"evaluation.every": 0, "train.checkpoint_every": 2})
+    # evaluation.every: each member's raw-policy share of the solved positions, no matches
+    config = apply_overrides(ttt_config, {"evaluation.every": 2, "train.checkpoint_every": 2})
     return make_population(config, seeds=[0, 1], hyper={"optim.learning_rate": [1e-3, 2e-3]})
 
 
@@ -154,6 +155,8 @@ def test_population_run_resumes_exactly_and_members_load(tmp_path, run_populatio
         ]
         strip = [[_without_time(line) for line in lines] for lines in rows]
         assert strip[0] == strip[1] and len(strip[0]) == 4
+        assert [("eval/raw_optimal" in row) for row in strip[0]] == [False, True, False, True]
+        assert not any("eval/vs_random" in row for row in strip[0])
     config = json.loads((member_folder(resumed, 1) / "config.json").read_text())
     assert config["seed"] == 1 and config["optim"]["learning_rate"] == 2e-3
 

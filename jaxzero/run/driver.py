@@ -319,8 +319,13 @@ def standard_hooks(
 ) -> list[Hook]:
     """The driver's own hooks for ``config``, in the order they take their turns."""
     positions = config.selfplay.batch_size * config.selfplay.moves_per_iteration
+    judge = None
+    one = trainer.trainer if isinstance(trainer, Population) else trainer
+    if config.evaluation.every > 0 and one.env.id in solved_games():  # the raw policy's share
+        judge = ShareJudge(RawPolicyPlayer(one.apply_fn), SolvedPositions(one.env))
     if isinstance(trainer, Population):  # each member's rows in its own folder
-        rows = MemberRows(run_dir, trainer.size, config.train.log_every, positions)
+        every = config.evaluation.every
+        rows = MemberRows(run_dir, trainer.size, config.train.log_every, positions, judge, every)
         return [rows, hooks_lib.Progress(on_log)]
     hooks: list[Hook] = [hooks_lib.MetricsRow(config.train.log_every, positions)]
     if config.gate.enabled:
@@ -338,9 +343,6 @@ def standard_hooks(
             config.evaluation.games,
             config.evaluation.opening_plies,
         )
-        judge = None
-        if trainer.env.id in solved_games():  # its solved positions: the raw policy's share
-            judge = ShareJudge(RawPolicyPlayer(trainer.apply_fn), SolvedPositions(trainer.env))
         hooks.append(
             hooks_lib.EvaluationHook(
                 evaluation, config.evaluation.every, config.seed, judge, config.evaluation.max_share

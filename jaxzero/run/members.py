@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,13 +81,19 @@ def member_of(path: Path) -> tuple[Path, int] | None:
 class MemberRows:
     """A population's metrics: every ``every`` iterations each member's row (metrics,
     time, its self-play positions per second) appended to ``RUN/members/K/metrics.jsonl``;
-    ``step.row`` is the members' mean, for the progress line. On resume each file first
-    drops the rows after the restored checkpoint, as a single run's does."""
+    ``step.row`` is the members' mean, for the progress line. With a ``judge`` (the game
+    has a solved position set), every ``judge_every`` iterations each member's raw-policy
+    optimal share ``eval/raw_optimal`` too: P batched forward passes, where matches
+    against fixed opponents would cost P times a run's (a population plays none). On
+    resume each file first drops the rows after the restored checkpoint, as a single
+    run's does."""
 
     run_dir: Path
     size: int
     every: int
     positions_per_iteration: int  # one member's
+    judge: Callable[[Any], dict[str, float]] | None = None
+    judge_every: int = 0
     _writers: list[JsonlWriter] = dataclasses.field(default_factory=list)
     _since: int = 0
     _mark: tuple[float, float] | None = None
@@ -103,21 +110,38 @@ class MemberRows:
         self._since += 1
         if self._mark is None:
             self._mark = (step.clock.start, 0.0)
-        if step.iteration % self.every:
-            return
+        rows: list[dict[str, float]] = [{} for _ in range(self.size)]
+        if self.judge is not None and self.judge_every and step.iteration % self.judge_every == 0:
+            with step.clock.check(step.state):
+                for k, row in enumerate(rows):
+                    params = jax.tree.map(lambda x, k=k: x[k], step.state.best_params)
+                    row["eval/raw_optimal"] = self.judge(params)["optimal"]
+            step.checks["eval/raw_optimal"] = float(np.mean([r["eval/raw_optimal"] for r in rows]))
+        if step.iteration % self.every == 0:
+            rows = self._logged(step, rows)
+        for writer, row in zip(self._writers, rows, strict=True):
+            if row:
+                writer.write({"iteration": step.iteration, "elapsed": step.clock.elapsed()} | row)
+
+    def _logged(self, step: Step, rows: list[dict[str, float]]) -> list[dict[str, float]]:
+        """``rows`` with each member's metrics and rate; ``step.row`` their mean."""
+        assert self._mark is not None
         host = {k: np.asarray(v) for k, v in jax.device_get(step.metrics).items()}  # [P] each
         host.pop(FINITE, None)
         now = time.monotonic()
         seconds = now - self._mark[0] - (step.clock.checking - self._mark[1])
         rate = self._since * self.positions_per_iteration / max(seconds, 1e-9)
-        for k, writer in enumerate(self._writers):
-            row = {"iteration": step.iteration, "elapsed": step.clock.elapsed()}
-            row |= {name: float(values[k]) for name, values in host.items()}
-            writer.write(row | {"positions_per_second": rate})
+        rows = [
+            {name: float(values[k]) for name, values in host.items()}
+            | {"positions_per_second": rate}
+            | row
+            for k, row in enumerate(rows)
+        ]
         step.row = {"iteration": step.iteration, "elapsed": step.clock.elapsed()}
         step.row |= {name: float(values.mean()) for name, values in host.items()}
         step.row["positions_per_second"] = rate * self.size
         self._since, self._mark = 0, (now, step.clock.checking)
+        return rows
 
     def close(self, step: Step | None) -> None:
         for writer in self._writers:
