@@ -69,7 +69,8 @@ def main() -> None:
     args = parser.parse_args()
 
     env = envs.make("tic_tac_toe")
-    network = BoardTransformer(num_actions=env.num_actions, width=8 if args.smoke else 32)
+    width, depth = (8, 1) if args.smoke else (32, 2)
+    network = BoardTransformer(num_actions=env.num_actions, width=width, depth=depth)
     config = jaxzero.apply_overrides(jaxzero.get_preset("tic_tac_toe"), {"evaluation.every": 0})
     if args.smoke:
         config = jaxzero.apply_overrides(config, SMOKE)

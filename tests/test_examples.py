@@ -6,7 +6,8 @@ Each script runs as a user runs it (``python examples/NAME.py --smoke``, in a sc
 working directory), the notebook in a kernel. At toy size they are compile-bound, so
 they run with XLA's backend optimisations off (about half the compile time; what is
 checked is behaviour, not speed) and share a JAX compilation cache: custom_search.py and
-experiment.py compile the same PUCT and Gumbel iterations.
+experiment.py compile the same PUCT and Gumbel iterations, and three examples the same
+replay of tic-tac-toe's solved positions.
 """
 
 from __future__ import annotations
@@ -39,7 +40,11 @@ def toy_environment(tmp_path_factory) -> dict[str, str]:
     """The environment variables the examples and the notebook run with."""
     flags = f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip()
     cache = str(tmp_path_factory.mktemp("jax_compilation_cache"))
-    return {"XLA_FLAGS": flags, "JAX_COMPILATION_CACHE_DIR": cache}
+    return {
+        "XLA_FLAGS": flags,
+        "JAX_COMPILATION_CACHE_DIR": cache,
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",  # small shared ones too
+    }
 
 
 def test_the_folder_holds_the_listed_examples_and_its_readme_names_each():
@@ -100,7 +105,8 @@ def _custom_game(out: Path, printed: str) -> None:
 
 def _custom_network(out: Path, printed: str) -> None:
     network = _config(out)["network"]
-    assert network["kind"].endswith(":BoardTransformer") and network["args"]["width"] == 8
+    assert network["kind"].endswith(":BoardTransformer")
+    assert network["args"] == {"num_actions": 9, "width": 8, "depth": 1}  # the smoke sizes
     assert re.search(r"raw network after 3 iterations: optimal \d+\.\d% of 4520", printed)
 
 
