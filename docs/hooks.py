@@ -343,12 +343,31 @@ def public_names_markdown() -> str:
     return "\n".join(parts)
 
 
+def cli_markdown() -> str:
+    """Every ``jaxzero`` command's ``--help``, as the command line prints it."""
+    import typer.main
+    from typer.testing import CliRunner
+
+    from jaxzero.cli import app
+
+    group = typer.main.get_command(app)
+    runner = CliRunner()
+    parts = []
+    for name in [None, *sorted(group.commands)]:  # type: ignore[attr-defined]
+        args = ["--help"] if name is None else [name, "--help"]
+        text = runner.invoke(app, args, env={"COLUMNS": "96", "TERM": "dumb"}).output
+        title = "jaxzero" if name is None else f"jaxzero {name}"
+        parts.append(f"## `{title}`\n\n```text\n{text.rstrip()}\n```\n")
+    return "\n".join(parts)
+
+
 # ---------------------------------------------------------------- mkdocs events
 
 GENERATED = {
     "config-sections": config_sections_markdown,
     "presets": presets_markdown,
     "public-names": public_names_markdown,
+    "cli": cli_markdown,
 }
 
 

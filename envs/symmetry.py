@@ -74,7 +74,15 @@ def dihedral_cells(n: int) -> np.ndarray:
 
 
 def dihedral(n: int, extra_actions: int = 0) -> Symmetries:
-    """Dihedral group of an n x n board whose actions are its cells plus fixed extras."""
+    """The dihedral group (8 elements) of an n x n board whose actions are its cells.
+
+    Args:
+        n: the board's side; the observation is [n, n, C] and actions 0..n*n-1 its cells.
+        extra_actions: actions after the cells that no symmetry moves (Go's pass: 1).
+
+    Returns:
+        The :class:`Symmetries` for ``env.symmetries``.
+    """
     cells = dihedral_cells(n)
     extras = np.broadcast_to(
         np.arange(n * n, n * n + extra_actions, dtype=np.int32), (8, extra_actions)
@@ -83,7 +91,15 @@ def dihedral(n: int, extra_actions: int = 0) -> Symmetries:
 
 
 def left_right(height: int, width: int) -> Symmetries:
-    """Identity and the mirror image of an H x W board whose actions are its W columns."""
+    """Identity and the mirror image of a board whose actions are its columns.
+
+    Args:
+        height: the board's rows (the observation is [height, width, C]).
+        width: its columns, one action each (Connect Four: 6, 7).
+
+    Returns:
+        The :class:`Symmetries` for ``env.symmetries``.
+    """
     cells = np.arange(height * width, dtype=np.int32).reshape(height, width)
     columns = np.arange(width, dtype=np.int32)
     return Symmetries(

@@ -180,7 +180,7 @@ def test_the_trainer_records_each_piece_and_compiles_once(user_trainer):
     config = user_trainer.config
     assert config.game == "mygame:ConnectThree"
     assert config.network.kind == "mynet:TinyNet"
-    assert dict(config.network.args) == {"num_actions": 4}  # width is the default
+    assert dict(config.network.args) == {}  # width is the default; num_actions the builder's
     assert (config.search.kind, config.search.interior_selection) == ("puct", "myrule:constant_c")
     state = user_trainer.init(jax.random.key(0))
     for _ in range(3):

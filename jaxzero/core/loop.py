@@ -99,7 +99,7 @@ class Trainer:
         init: jitted ``key -> TrainState``; ``key`` a typed PRNG key or its raw data.
         iteration: jitted ``state -> (state, metrics, moves)``: ``metrics`` device
             scalars, ``moves`` the iteration's self-play moves (``{"action", "done",
-            "reward"}``, [T, B] each) for game records.
+            "reward"}``, [T, B] each, ``reward`` [T, B, players]) for game records.
     """
 
     config: Config
@@ -110,7 +110,7 @@ class Trainer:
     optimizer: optax.GradientTransformation
     init: Callable[[Array], TrainState]
     # state -> (state, metrics, moves): metrics are device scalars; moves the iteration's
-    # self-play moves ({"action", "done", "reward"}, [T, B] each), for game records
+    # self-play moves ({"action", "done": [T, B], "reward": [T, B, players]}), for records
     iteration: Callable[[TrainState], tuple[TrainState, Metrics, dict[str, Array]]]
 
 

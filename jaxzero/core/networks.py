@@ -317,9 +317,10 @@ def make_network(config: NetworkConfig, env: Env) -> nn.Module:
 
 def network_config(network: nn.Module, config: NetworkConfig, env: Env) -> NetworkConfig:
     """``config`` recording ``network``: unchanged if ``config`` already builds it, else its
-    import path as ``kind`` and its constructor arguments (those other than the defaults)
-    as ``args``; an argument that is no plain value is recorded as not recorded, so that
-    rebuilding it asks for the module instead of building another one.
+    import path as ``kind`` and its constructor arguments (those other than the defaults,
+    and other than ``num_actions``, which the builder passes) as ``args``; an argument
+    that is no plain value is recorded as not recorded, so that rebuilding it asks for
+    the module instead of building another one.
 
     Args:
         network: the module a trainer was given.
@@ -338,6 +339,8 @@ def network_config(network: nn.Module, config: NetworkConfig, env: Env) -> Netwo
     for field in dataclasses.fields(network):
         if field.name in ("parent", "name") or not field.init:
             continue
+        if field.name == "num_actions" and getattr(network, field.name) == env.num_actions:
+            continue  # the builder passes it: Class(num_actions=A, **args)
         value = getattr(network, field.name)
         if field.default is not dataclasses.MISSING and value == field.default:
             continue

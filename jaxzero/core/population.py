@@ -44,7 +44,6 @@ from jaxzero.core.policies import SearchPolicy
 
 Array = jax.Array
 
-# The settings members may differ in: each is a number the iteration only computes with.
 TRACED = (
     "optim.learning_rate",
     "optim.weight_decay",
@@ -59,6 +58,9 @@ TRACED = (
     "selfplay.discount",
     "selfplay.root_value_weight",
 )
+"""The settings members of a population may differ in (dotted config keys): each is a
+number the iteration only computes with, so it enters as a traced value. Any other key
+fixes a shape or the code and is refused on the population axis."""
 
 
 @dataclasses.dataclass(frozen=True)
