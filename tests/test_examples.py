@@ -106,7 +106,7 @@ def _custom_game(out: Path, printed: str) -> None:
 def _custom_network(out: Path, printed: str) -> None:
     network = _config(out)["network"]
     assert network["kind"].endswith(":BoardTransformer")
-    assert network["args"] == {"num_actions": 9, "width": 8, "depth": 1}  # the smoke sizes
+    assert network["args"] == {"width": 8, "depth": 1}  # the smoke sizes
     assert re.search(r"raw network after 3 iterations: optimal \d+\.\d% of 4520", printed)
 
 
