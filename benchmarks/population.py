@@ -8,7 +8,9 @@ whole training iteration, ``trainer.iteration``). The single side is one member'
 (``make_trainer(config)``); P runs one after another train at its rate, so the ratio
 ``population / single`` is what one process gains over P processes taking turns on the
 same cores. The population (``jaxzero.make_population``) puts the learning rate on its
-axis, as a sweep does, so its hyperparameters are traced values, not constants.
+axis, as a sweep does, so its hyperparameters are traced values, not constants; it runs
+two ways (``members_at_once``): all P members vmapped together, and one member at a time
+(``lax.map`` over them inside the one compiled iteration).
 
 Both sides run at the game's preset sizes (``--set`` overrides, e.g.
 ``--set selfplay.batch_size=32``); after compiling and one warm-up call they take turns
@@ -34,23 +36,23 @@ from jaxzero.core.population import make_population  # noqa: E402
 from jaxzero.core.presets import get_preset  # noqa: E402
 
 
-def rates(
-    game: str, members: int, seconds: float, overrides: dict[str, str]
-) -> tuple[float, float]:
-    """(single, population) positions per second, medians of alternating calls."""
+def rates(game: str, members: int, seconds: float, overrides: dict[str, str]) -> dict:
+    """Positions per second of one run, and of the population with its members all
+    vmapped together and one at a time (``members_at_once``): medians of alternating
+    calls."""
     config = apply_overrides(get_preset(game), {"num_devices": 1} | overrides)
     positions = config.selfplay.batch_size * config.selfplay.moves_per_iteration
     trainer = make_trainer(config)
     rate = config.optim.learning_rate
-    population = make_population(
-        config,
-        seeds=range(members),
-        hyper={"optim.learning_rate": [rate * (1 + k / members) for k in range(members)]},
-    )
-    sides = {
-        "single": [trainer.iteration, trainer.init(jax.random.key(0)), positions],
-        "population": [population.iteration, population.init(), positions * members],
-    }
+    hyper = {"optim.learning_rate": [rate * (1 + k / members) for k in range(members)]}
+    sides = {"single": [trainer.iteration, trainer.init(jax.random.key(0)), positions]}
+    for name, at_once in (("vmapped", members), ("one at a time", 1)):
+        population = make_population(
+            config, seeds=range(members), hyper=hyper, members_at_once=at_once
+        )
+        sides[name] = [population.iteration, population.init(), positions * members]
+        if members == 1:
+            break  # the same program
     for side in sides.values():  # compile and warm up
         side[1] = jax.block_until_ready(side[0](side[1])[0])
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -62,7 +64,7 @@ def rates(
             took = time.perf_counter() - begin
             times[name].append(side[2] / took)
             spent[name] += took
-    return statistics.median(times["single"]), statistics.median(times["population"])
+    return {name: statistics.median(rates) for name, rates in times.items()}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -74,16 +76,17 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     overrides = parse_key_values(args.set, "--set")
     print(f"device: {jax.devices()[0].device_kind}, {jax.device_count()} device(s)")
-    print("| game | P | single pos/s | population pos/s | ratio |")
+    print("| game | P | one run pos/s | P vmapped: pos/s, ratio | one at a time: pos/s, ratio |")
     print("|---|---|---|---|---|")
     for game in args.game:
         for members in args.members:
-            single, population = rates(game, members, args.seconds, overrides)
-            print(
-                f"| {game} | {members} | {single:,.0f} | {population:,.0f} | "
-                f"{population / single:.2f}x |",
-                flush=True,
-            )
+            found = rates(game, members, args.seconds, overrides)
+            single = found["single"]
+            cells = [
+                f"{found[name]:,.0f}, {found[name] / single:.2f}x" if name in found else "same"
+                for name in ("vmapped", "one at a time")
+            ]
+            print(f"| {game} | {members} | {single:,.0f} | {' | '.join(cells)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,7 @@ from typing import Any, Generic, TypeVar, dataclass_transform
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envs import symmetry
 from envs.symmetry import Symmetries
@@ -208,8 +209,13 @@ class Env(abc.ABC, Generic[S]):
         return action
 
     def render(self, state: S) -> str:
-        """A human-readable picture of one (unbatched) state."""
-        raise TypeError(f"{type(self).__name__} has no text renderer")
+        """A human-readable picture of one (unbatched) state; a game without a picture of
+        its own shows whose move it is and the legal moves (what ``jaxzero play`` needs)."""
+        legal = [self.action_to_text(int(a)) for a in np.flatnonzero(state.legal_action_mask)]
+        return (
+            f"{self.id}, ply {int(state.step_count)}: player {int(state.current_player)} to "
+            f"move; legal: {' '.join(legal)}"
+        )
 
     @abc.abstractmethod
     def _init(self, key: Array) -> S: ...

@@ -109,7 +109,7 @@ def game_spec(env: Env) -> str:
     give (register an id with those arguments, then build the env by that id).
     """
     cls = type(env)
-    path = f"{_module_name(cls)}:{cls.__qualname__}"
+    path = f"{module_name(cls)}:{cls.__qualname__}"
     env_id = getattr(env, "id", None)
     candidates = [env_id] if isinstance(env_id, str) else []
     candidates += [i for i, (factory, _) in sorted(_REGISTRY.items()) if factory in (cls, path)]
@@ -231,10 +231,11 @@ def _load_entry_points() -> None:
             )
 
 
-def _module_name(cls: type) -> str:
-    """The name ``cls``'s module is imported by; for ``__main__``, the script's own."""
-    if cls.__module__ != "__main__":
-        return cls.__module__
+def module_name(obj: Any) -> str:
+    """The name ``obj``'s module (a class's or function's) is imported by; for
+    ``__main__``, the script's own, so that another process can import it."""
+    if obj.__module__ != "__main__":
+        return obj.__module__
     main = sys.modules["__main__"]
     spec = getattr(main, "__spec__", None)
     if spec is not None and spec.name != "__main__":  # python -m package.module

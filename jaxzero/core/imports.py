@@ -16,6 +16,8 @@ import os
 import sys
 from typing import Any
 
+from envs.registry import module_name
+
 
 def is_import_path(text: str) -> bool:
     """Whether ``text`` has the form ``module:attribute``."""
@@ -34,10 +36,10 @@ def import_path(obj: Any) -> str:
         path with ``<...>`` in it, which :func:`load` refuses with the reason.
     """
     if isinstance(obj, functools.partial):  # no name of its own to import it by
-        return f"{obj.func.__module__}:<partial of {obj.func.__qualname__}>"
+        return f"{module_name(obj.func)}:<partial of {obj.func.__qualname__}>"
     if not hasattr(obj, "__qualname__"):
         obj = type(obj)
-    return f"{obj.__module__}:{obj.__qualname__}"
+    return f"{module_name(obj)}:{obj.__qualname__}"  # a script's: its file's name
 
 
 def load(path: str, what: str) -> Any:

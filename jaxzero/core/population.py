@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -141,6 +142,7 @@ def make_population(
     network: nn.Module | None = None,
     search: SearchPolicy | None = None,
     donate: bool = False,
+    members_at_once: int = 0,
 ) -> Population:
     """Build P = ``len(seeds)`` runs of ``config`` as one vmapped, jitted iteration.
 
@@ -154,6 +156,11 @@ def make_population(
         network: the network module, likewise.
         search: the search policy, likewise.
         donate: let XLA reuse the input state's buffers.
+        members_at_once: how many members one step of the program vmaps together; the
+            groups then run one after another inside the same compiled iteration
+            (``lax.map``). 0 picks: every member at once on an accelerator, one at a time
+            on a CPU, where XLA's vmapped kernels (batched matmuls, per-member
+            convolutions) run slower than the members' own (docs/populations.md).
 
     Returns:
         A :class:`Population`.
@@ -188,7 +195,7 @@ def make_population(
             f"a population of {len(seeds)} members cannot be split over {mesh.size} devices: "
             f"make it a multiple of {mesh.size}, or set num_devices=1"
         )
-    step = _member_step(trainer, hyper)
+    step = _in_groups(_member_step(trainer, hyper), len(seeds) // mesh.size, members_at_once)
     split = NamedSharding(mesh, P(sharding.DATA_AXIS))
     if mesh.size > 1:  # each device its own members: no collective at all
         step = jax.shard_map(
@@ -225,6 +232,23 @@ def _member_step(trainer: Trainer, hyper: Mapping[str, Any]) -> Callable:
         return make_step(member_config, env, apply_fn, optimizer, search=member_search)(state)
 
     return jax.vmap(one, axis_name=sharding.MEMBER_AXIS)  # loops end together (mcts)
+
+
+def _in_groups(step: Callable, local: int, at_once: int) -> Callable:
+    """``step`` (vmapped over members) run over ``local`` members ``at_once`` at a time,
+    the groups one after another (``lax.map``) in the same program."""
+    if at_once <= 0:
+        at_once = 1 if jax.default_backend() == "cpu" else local
+    at_once = math.gcd(at_once, local)  # groups of equal size
+    if at_once == local:
+        return step
+
+    def grouped(state: TrainState, values: dict[str, Array]):
+        fold = lambda x: x.reshape(local // at_once, at_once, *x.shape[1:])  # noqa: E731
+        out = jax.lax.map(lambda group: step(*group), jax.tree.map(fold, (state, values)))
+        return jax.tree.map(lambda x: x.reshape(local, *x.shape[2:]), out)
+
+    return grouped
 
 
 def _hyper_lists(hyper: Mapping[str, Any], size: int) -> dict[str, list[Any]]:
