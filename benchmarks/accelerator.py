@@ -78,6 +78,17 @@ def sections(out: Path, toy: bool) -> list[Section]:
                              command, 45))  # fmt: skip
     learner = [*python, str(HERE / "learner_step.py"), "--game", "connect_four", *learn]
     found.append(Section("learner", "Learner updates", learner, 30))
+    if toy:
+        members = ["--game", "tic_tac_toe", "--members", "1", "2", "--seconds", "0.2"]
+        members += ["--set", "selfplay.batch_size=8", "search.num_simulations=4"]
+        members += ["replay.capacity=256", "replay.min_size=16", "optim.minibatch_size=16"]
+        members += ["network.hidden_size=16"]
+    else:
+        members = ["--game", "tic_tac_toe", "connect_four", "--members", "1", "2", "4", "8", "16"]
+        members += ["--seconds", "2"]
+    population = [*python, str(HERE / "population.py"), *members]
+    found.append(Section("population", "A population against runs one after another",
+                         population, 240))  # fmt: skip
     if toy:  # compiling dominates at toy size, and a CPU compiles slowly
         for section in found:
             section.limit = max(section.limit, 150)

@@ -55,13 +55,14 @@ def test_the_accelerator_suite_at_toy_size_runs_every_section_and_writes_its_tab
     accelerator.main(["--out", str(tmp_path), "--toy", "--minutes", "5"])
     data = json.loads((tmp_path / "accelerator.json").read_text())
     sections = data["sections"]
-    assert set(sections) == {"env", "selfplay_tic_tac_toe_8", "learner", "training"}
+    assert set(sections) == {"env", "selfplay_tic_tac_toe_8", "learner", "population", "training"}
     assert {name: s["status"] for name, s in sections.items()} == dict.fromkeys(sections, "ok")
     text = (tmp_path / "accelerator.md").read_text()
     assert "toy size" in text and "Device: " in text
     assert "| tic_tac_toe | 8 |" in sections["env"]["output"]  # ours beside pgx
     assert "pgx+mctx pos/s" in sections["selfplay_tic_tac_toe_8"]["output"]
     assert "## Training curve rows" in text
+    assert "| tic_tac_toe | 2 |" in sections["population"]["output"]  # vmapped, one at a time
 
 
 def test_child_processes_keep_the_callers_pythonpath_after_the_repo(monkeypatch, tmp_path):

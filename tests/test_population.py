@@ -69,6 +69,20 @@ def test_members_are_single_runs_of_their_seeds(ttt_population, trainers):
         _assert_member_is_single_run(population, state, metrics, k, trainers)
 
 
+def test_members_vmapped_together_compute_the_same(ttt_config, ttt_population):
+    """All three members in one vmap (an accelerator's default; the search loops end
+    together over the members axis) against one at a time (a CPU's default)."""
+    population, _, state, _ = ttt_population
+    together = make_population(
+        ttt_config, seeds=population.seeds, hyper=population.hyper, members_at_once=3
+    )
+    vmapped, _ = _run(together.iteration, together.init())
+    for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(vmapped.params), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5)
+    np.testing.assert_array_equal(state.replay.observation, vmapped.replay.observation)
+    np.testing.assert_array_equal(state.positions_written, vmapped.positions_written)
+
+
 def test_population_compiles_once(ttt_population):
     population = ttt_population[0]
     assert population.step._cache_size() == 1

@@ -220,8 +220,8 @@ def _member_init(trainer: Trainer) -> Callable[[Array], TrainState]:
 
 
 def _member_step(trainer: Trainer, hyper: Mapping[str, Any]) -> Callable:
-    """``(state [P], values [P]) -> (state, metrics, moves)``: make_step of each member,
-    built on a config whose settings in ``hyper`` are the member's traced values."""
+    """``(state, values) -> (state, metrics, moves)`` of one member: make_step built on a
+    config whose settings in ``hyper`` are the member's traced values."""
     config, env, apply_fn, search = trainer.config, trainer.env, trainer.apply_fn, trainer.search
 
     def one(state: TrainState, values: dict[str, Array]):
@@ -231,15 +231,19 @@ def _member_step(trainer: Trainer, hyper: Mapping[str, Any]) -> Callable:
         member_search = search.replace(**changes) if changes else search  # type: ignore[attr-defined]
         return make_step(member_config, env, apply_fn, optimizer, search=member_search)(state)
 
-    return jax.vmap(one, axis_name=sharding.MEMBER_AXIS)  # loops end together (mcts)
+    return one
 
 
-def _in_groups(step: Callable, local: int, at_once: int) -> Callable:
-    """``step`` (vmapped over members) run over ``local`` members ``at_once`` at a time,
-    the groups one after another (``lax.map``) in the same program."""
+def _in_groups(one: Callable, local: int, at_once: int) -> Callable:
+    """``one`` member's step over ``local`` members: ``at_once`` of them vmapped together
+    (the members axis named, so that their search loops end together), the groups one
+    after another (``lax.map``) in the same program; one at a time, no vmap at all."""
     if at_once <= 0:
         at_once = 1 if jax.default_backend() == "cpu" else local
     at_once = math.gcd(at_once, local)  # groups of equal size
+    if at_once == 1:
+        return lambda state, values: jax.lax.map(lambda member: one(*member), (state, values))
+    step = jax.vmap(one, axis_name=sharding.MEMBER_AXIS)
     if at_once == local:
         return step
 
