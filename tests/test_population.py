@@ -216,3 +216,13 @@ def test_cli_seeds_and_grid(tmp_path):
     assert f"--checkpoint{out}/members/0" in "".join(result.output.split())
     refused = runner.invoke(app, ["train", "--seeds", "2", "--grid", "network.channels=8,16"])
     assert refused.exit_code == 2 and "network.channels fixes" in refused.output
+
+
+def test_a_population_beyond_memory_is_refused_before_compiling(ttt_config, trainers):
+    from jaxzero.core.memory import check_memory, memory_needs
+
+    trainer = trainers(ttt_config)
+    one = sum(memory_needs(trainer).values())
+    check_memory(trainer, available=8 * one, members=8)  # fits
+    with pytest.raises(ValueError, match="the population of 9 members needs about .* free: lower"):
+        check_memory(trainer, available=8 * one, members=9)
