@@ -138,6 +138,8 @@ def test_refusals_name_the_setting(ttt_config, hyper, message):
 def test_gate_and_devices_refused(ttt_config):
     with pytest.raises(ValueError, match="set gate.enabled=false"):
         make_population(apply_overrides(ttt_config, {"gate.enabled": True}), seeds=[0, 1])
+    with pytest.raises(ValueError, match="set search.reuse_tree=false"):
+        make_population(apply_overrides(ttt_config, {"search.reuse_tree": True}), seeds=[0])
     with pytest.raises(ValueError, match="at least one seed"):
         make_population(ttt_config, seeds=[])
 

@@ -178,6 +178,11 @@ def make_population(
             "the arena gate plays each run's own matches and cannot run for a population: "
             "set gate.enabled=false"
         )
+    if config.search.reuse_tree:  # a checkpoint restores carried trees as one run's
+        raise ValueError(
+            "search.reuse_tree is not available to a population yet (its carried trees are "
+            "restored per run): set search.reuse_tree=false"
+        )
     hyper = _hyper_lists(hyper or {}, len(seeds))
     trainer = make_trainer(
         dataclasses.replace(config, num_devices=1), env=env, network=network, search=search
