@@ -27,12 +27,16 @@ PINNED = json.loads((Path(__file__).parent / "data" / "pinned_runs.json").read_t
 CONFIGS = {
     "tic_tac_toe": dict(
         gate__enabled=True, gate__every=2, gate__num_games=8, evaluation__every=2,
-        evaluation__games=4,
+        evaluation__games=4, evaluation__max_share=1.0,
     ),
     "connect_four": dict(
         selfplay__moves_per_iteration=4, evaluation__every=3, evaluation__games=4,
+        evaluation__max_share=1.0,
     ),
 }  # fmt: skip
+# Metrics added since the pinned runs (their values are checked where they were added):
+# the raw policy's solved-position share of every periodic measurement.
+ADDED = ("elapsed", "positions_per_second", "eval/raw_optimal")
 ITERATIONS = {"tic_tac_toe": 4, "connect_four": 3}
 
 
@@ -54,9 +58,9 @@ def test_a_short_run_gives_the_pinned_metrics_and_parameters(game, tmp_path, tra
     run = tmp_path / "run"
     train_run(run, config, iterations=ITERATIONS[game])
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    rows = [
-        {k: v for k, v in r.items() if k not in ("elapsed", "positions_per_second")} for r in rows
-    ]
+    measured = [r for r in rows if "eval/vs_random" in r]
+    assert measured and all(0.0 <= r["eval/raw_optimal"] <= 1.0 for r in measured)
+    rows = [{k: v for k, v in r.items() if k not in ADDED} for r in rows]
     pinned = PINNED[game]
     assert [sorted(r) for r in rows] == [sorted(r) for r in pinned["rows"]]
     for row, expected in zip(rows, pinned["rows"], strict=True):
