@@ -79,7 +79,7 @@ def sections(out: Path, toy: bool) -> list[Section]:
     learner = [*python, str(HERE / "learner_step.py"), "--game", "connect_four", *learn]
     found.append(Section("learner", "Learner updates", learner, 30))
     if toy:
-        members = ["--game", "tic_tac_toe", "--members", "1", "2", "--seconds", "0.2"]
+        members = ["--game", "tic_tac_toe", "--members", "1", "--seconds", "0.2"]
         members += ["--set", "selfplay.batch_size=8", "search.num_simulations=4"]
         members += ["replay.capacity=256", "replay.min_size=16", "optim.minibatch_size=16"]
         members += ["network.hidden_size=16"]

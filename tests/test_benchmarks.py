@@ -62,7 +62,7 @@ def test_the_accelerator_suite_at_toy_size_runs_every_section_and_writes_its_tab
     assert "| tic_tac_toe | 8 |" in sections["env"]["output"]  # ours beside pgx
     assert "pgx+mctx pos/s" in sections["selfplay_tic_tac_toe_8"]["output"]
     assert "## Training curve rows" in text
-    assert "| tic_tac_toe | 2 |" in sections["population"]["output"]  # vmapped, one at a time
+    assert "| tic_tac_toe | 1 |" in sections["population"]["output"]
 
 
 def test_child_processes_keep_the_callers_pythonpath_after_the_repo(monkeypatch, tmp_path):
