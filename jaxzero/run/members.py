@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ import numpy as np
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.population import Population
 from jaxzero.run.files import write_atomic
-from jaxzero.run.hooks import FINITE, JsonlWriter, Step
+from jaxzero.run.hooks import FINITE, JsonlWriter, MetricsRow, Step
 
 POPULATION_FILE = "population.json"
 MEMBERS_DIR = "members"
@@ -95,10 +94,10 @@ class MemberRows:
     judge: Callable[[Any], dict[str, float]] | None = None
     judge_every: int = 0
     _writers: list[JsonlWriter] = dataclasses.field(default_factory=list)
-    _since: int = 0
-    _mark: tuple[float, float] | None = None
+    _row: MetricsRow | None = None  # the members' mean row, at the population's rate
 
     def start(self, state: Any) -> None:
+        self._row = MetricsRow(self.every, self.positions_per_iteration * self.size)
         self._writers = [
             JsonlWriter(member_folder(self.run_dir, k) / "metrics.jsonl") for k in range(self.size)
         ]
@@ -107,9 +106,6 @@ class MemberRows:
             writer.start(first)
 
     def __call__(self, step: Step) -> None:
-        self._since += 1
-        if self._mark is None:
-            self._mark = (step.clock.start, 0.0)
         rows: list[dict[str, float]] = [{} for _ in range(self.size)]
         if self.judge is not None and self.judge_every and step.iteration % self.judge_every == 0:
             with step.clock.check(step.state):
@@ -117,31 +113,21 @@ class MemberRows:
                     params = jax.tree.map(lambda x, k=k: x[k], step.state.best_params)
                     row["eval/raw_optimal"] = self.judge(params)["optimal"]
             step.checks["eval/raw_optimal"] = float(np.mean([r["eval/raw_optimal"] for r in rows]))
-        if step.iteration % self.every == 0:
-            rows = self._logged(step, rows)
+        assert self._row is not None
+        self._row(step)  # on a logging iteration: step.row, the members' mean
+        if step.row:
+            host = {k: np.asarray(v) for k, v in jax.device_get(step.metrics).items()}  # [P]
+            host.pop(FINITE, None)
+            rate = step.row["positions_per_second"] / self.size  # each member's
+            rows = [
+                {name: float(values[k]) for name, values in host.items()}
+                | {"positions_per_second": rate}
+                | row
+                for k, row in enumerate(rows)
+            ]
         for writer, row in zip(self._writers, rows, strict=True):
             if row:
                 writer.write({"iteration": step.iteration, "elapsed": step.clock.elapsed()} | row)
-
-    def _logged(self, step: Step, rows: list[dict[str, float]]) -> list[dict[str, float]]:
-        """``rows`` with each member's metrics and rate; ``step.row`` their mean."""
-        assert self._mark is not None
-        host = {k: np.asarray(v) for k, v in jax.device_get(step.metrics).items()}  # [P] each
-        host.pop(FINITE, None)
-        now = time.monotonic()
-        seconds = now - self._mark[0] - (step.clock.checking - self._mark[1])
-        rate = self._since * self.positions_per_iteration / max(seconds, 1e-9)
-        rows = [
-            {name: float(values[k]) for name, values in host.items()}
-            | {"positions_per_second": rate}
-            | row
-            for k, row in enumerate(rows)
-        ]
-        step.row = {"iteration": step.iteration, "elapsed": step.clock.elapsed()}
-        step.row |= {name: float(values.mean()) for name, values in host.items()}
-        step.row["positions_per_second"] = rate * self.size
-        self._since, self._mark = 0, (now, step.clock.checking)
-        return rows
 
     def close(self, step: Step | None) -> None:
         for writer in self._writers:
