@@ -155,7 +155,7 @@ def training_run(tier: Tier, kind: str, n: int, run_dir: Path, log=print, judge=
     config = apply_overrides(get_preset(tier.train_game), tier.train_overrides | arm)
     judge = make_judge(config) if judge is None else judge
     seeds = tier.train_seeds
-    probe = ShareProbe(config, tier.train_seconds * len(seeds), tier.train_evals, judge, seeds)
+    probe = ShareProbe(config, tier.train_seconds, tier.train_evals, judge, seeds)
     # the probe stops it
     train(run_dir, config, iterations=2**31 - 1, force=True, hooks=[probe], seeds=seeds)
     for last in probe.rows[-len(seeds) :]:
@@ -181,6 +181,7 @@ def training_study(tier_name: str, tier: Tier, jobs: int, out: Path, log=print) 
         return [row for (k, n), d in runs for row in training_run(tier, k, n, d, log, judge)]
     flags = [] if tier_name == "full" else [f"--{tier_name}"]
     flags += ["--train-seconds", str(tier.train_seconds)]
+    flags += ["--train-seeds", str(len(tier.train_seeds))]  # seeds 0..S-1, as the tiers'
     commands = []
     for (kind, n), run_dir in zip(arms, dirs, strict=True):
         shutil.rmtree(run_dir, ignore_errors=True)  # now, not by the child's force (the log)
@@ -249,7 +250,11 @@ def _parser() -> argparse.ArgumentParser:
     add("--jobs", type=int, default=1,
         help="training runs at a time, each pinned to its own CPUs (default 1)")
     add("--train-seconds", type=float,
-        help="wall time of each training run (default: the tier's; full 1800)")
+        help="training time of each seed (default: the tier's; full 1800)")
+    add("--train-seeds", type=int, metavar="S",
+        help="seeds 0..S-1 of each training arm, one population (default: the tier's; 2)")
+    add("--train-simulations", type=int, nargs="+", metavar="N",
+        help="the training arms' budgets, each with PUCT and Gumbel (default: the tier's; 8 32)")
     add("--simulations", type=int, nargs="+", metavar="N",
         help="the fixed-network study's budgets (default: the tier's; full 2 4 ... 128)")
     add("--match-games", type=int,
@@ -303,14 +308,22 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _tier_changes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
     """The tier fields the command line replaces, checked."""
     seconds, sims, games = args.train_seconds, args.simulations, args.match_games
+    seeds, train_sims = args.train_seeds, args.train_simulations
     if seconds is not None and seconds <= 0:
         parser.error(f"--train-seconds must be positive, got {seconds}")
-    if sims is not None and min(sims) < 1:
-        parser.error(f"--simulations must be at least 1, got {sims}")
+    if seeds is not None and seeds < 1:
+        parser.error(f"--train-seeds must be at least 1, got {seeds}")
+    for flag, budgets in (("--simulations", sims), ("--train-simulations", train_sims)):
+        if budgets is not None and min(budgets) < 1:
+            parser.error(f"{flag} must be at least 1, got {budgets}")
     if games is not None and (games < 2 or games % 2):
         parser.error("--match-games must be even and at least 2 (each opening is played with "
                      f"both colours), got {games}")  # fmt: skip
-    changes = dict(train_seconds=seconds, simulations=sims and tuple(sims), match_games=games)
+    changes = dict(
+        train_seconds=seconds, simulations=sims and tuple(sims), match_games=games,
+        train_seeds=seeds and tuple(range(seeds)),
+        train_simulations=train_sims and tuple(train_sims),
+    )  # fmt: skip
     return {name: value for name, value in changes.items() if value is not None}
 
 

@@ -5,7 +5,9 @@
     probe.rows                                                    # one row a measurement
 
 For a population (``jaxzero.make_population``) give its ``seeds``: each measurement is
-then a row per member, each member's network judged on its own.
+then a row per member, each member's network judged on its own, and ``seconds`` and the
+rows' ``wall_seconds`` are each member's share of the clock (the population's over P: the
+compute of that many single runs, as the members run one at a time on a CPU).
 
 The training clock is the wall time less the checks' (these measurements included) and
 less the first iteration, its compilation, so runs of different searches or settings
@@ -34,7 +36,8 @@ COLUMNS = (
 @dataclasses.dataclass(eq=False)
 class ShareProbe:
     """Measures the raw policy's optimal share at the start, then after each ``seconds /
-    evals`` of training time; ends the run after the last (``evals + 1`` rows in all).
+    evals`` of training time (a population's: per member); ends the run after the last
+    (``evals + 1`` rows in all).
 
     ``judge`` measures (one judge can serve every run of a study); ``rows`` collects a dict
     of :data:`COLUMNS` per measurement (per member of a population: ``seeds`` given, the
@@ -55,7 +58,7 @@ class ShareProbe:
 
     def __call__(self, step: Step) -> None:
         jax.block_until_ready(step.state)
-        clock = step.clock.elapsed() - step.clock.checking
+        clock = (step.clock.elapsed() - step.clock.checking) / max(len(self.seeds), 1)
         self._zero = clock if self._zero is None else self._zero
         if clock - self._zero >= self.seconds * self._measured / self.evals:
             with step.clock.check(step.state):
