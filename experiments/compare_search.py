@@ -278,7 +278,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     checkpoints = dict(item.split("=", 1) for item in args.checkpoint)
     name = "quick" if args.quick else "smoke" if args.smoke else "full"
     words = sys.argv[1:] if argv is None else argv
-    command = " ".join(["python -m experiments.compare_search", *words])
+    # a redraw names the command that produced the CSVs, not itself
+    command = " ".join(
+        ["python -m experiments.compare_search", *(w for w in words if w != "--render")]
+    )
     if args.render:
         print(report.render(args.out, name, command))
         return

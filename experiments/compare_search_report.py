@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from jaxzero.measure.probes import optimal_share
-from jaxzero.measure.statistics import paired_difference
+from jaxzero.measure.statistics import mean_interval, paired_difference, welch_difference
 from jaxzero.run import share_probe
 
 Rows = list[dict[str, Any]]
@@ -123,9 +123,16 @@ def verdict(low: float, high: float, even: float = 0.5) -> str:
 
 
 def training_verdict(puct: Rows, gumbel: Rows) -> str:
-    """Which search trained better, counting only separations that hold for every seed."""
+    """Which search trained better. With 3 or more seeds a side: where Welch's 95%
+    interval of the difference of the mean final shares excludes 0. With fewer: only a
+    separation that holds for every seed (each seed's interval above all of the other's)."""
     if not puct or not gumbel:
         return "PUCT only" if puct else "Gumbel only" if gumbel else "no runs"
+    if min(len(puct), len(gumbel)) >= 3:
+        _, low, high = welch_difference(
+            [r["optimal"] for r in gumbel], [r["optimal"] for r in puct]
+        )
+        return "Gumbel better" if low > 0 else "PUCT better" if high < 0 else "no clear difference"
     if min(r["optimal_low"] for r in gumbel) > max(r["optimal_high"] for r in puct):
         return "Gumbel better"
     if min(r["optimal_low"] for r in puct) > max(r["optimal_high"] for r in gumbel):
@@ -158,21 +165,42 @@ def _match_lines(matches: Rows) -> list[str]:
     return body
 
 
-def _training_lines(training: Rows) -> list[str]:
-    final: dict[tuple, dict[str, Any]] = {}  # each run's last measurement
+def final_rows(training: Rows) -> dict[tuple, dict[str, Any]]:
+    """Each run's last measurement, keyed (game, simulations, search, seed)."""
+    final: dict[tuple, dict[str, Any]] = {}
     for r in training:
         key = (r["game"], r["simulations"], r["search"], r["seed"])
         if key not in final or r["wall_seconds"] >= final[key]["wall_seconds"]:
             final[key] = r
+    return final
+
+
+def _seeds_cell(rows: Rows) -> str:
+    """A side's final shares: each seed's with its Wilson interval (two seeds or one), or
+    their mean over the seeds with its t interval, then each seed's value."""
+    if not rows:
+        return "—"  # a budget trained with one search only
+    if len(rows) < 3:
+        return ", ".join(_fmt(r, "optimal", 3) for r in rows)
+    mean, low, high = mean_interval(r["optimal"] for r in rows)
+    each = " ".join(f"{r['optimal']:.3f}" for r in rows)
+    return f"**{mean:.3f} [{low:.3f}, {high:.3f}]** ({len(rows)} seeds: {each})"
+
+
+def _training_lines(training: Rows) -> list[str]:
+    final = final_rows(training)
     body = []
     for game, n in dict.fromkeys((g, n) for g, n, _, _ in sorted(final)):
         runs = {k: [r for key, r in final.items() if key[:3] == (game, n, k)] for k in KINDS}
-        # "—": a budget trained with one search only
-        cells = [", ".join(_fmt(r, "optimal", 3) for r in rs) or "—" for rs in runs.values()]
+        cells = [_seeds_cell(rs) for rs in runs.values()]
         positions = " / ".join(
             f"{np.mean([r['positions'] for r in rs]):.0f}" if rs else "—" for rs in runs.values()
         )
         verdict_ = training_verdict(runs["puct"], runs["gumbel"])
+        if min(len(rs) for rs in runs.values()) >= 3:
+            scores = [[r["optimal"] for r in runs[k]] for k in ("gumbel", "puct")]
+            difference, low, high = welch_difference(*scores)
+            verdict_ += f": Gumbel − PUCT {difference:+.3f} [{low:+.3f}, {high:+.3f}]"
         body.append(f"| {game} | {n} | {cells[0]} | {cells[1]} | {positions} | {verdict_} |")
     return body
 
@@ -215,9 +243,12 @@ def markdown(tables: dict[str, Rows], tier_name: str, command: str) -> str:
     if training:
         lines += _table(
             "## Training with each search (equal wall time)",
-            "Raw-policy solver-optimal share at the end of each run, per seed with its 95% "
-            "Wilson interval over the position set. Verdict: one search is better only when "
-            "every seed's interval lies above every seed's interval of the other.",
+            "Raw-policy solver-optimal share at the end of each run. With one or two seeds: "
+            "per seed, with its 95% Wilson interval over the position set; the verdict says "
+            "one search is better only when every seed's interval lies above every seed's "
+            "interval of the other. With three or more: the mean over the seeds with its "
+            "95% Student-t interval, and the verdict from Welch's 95% interval of the "
+            "difference of the means.",
             ["game", "n", "PUCT per seed", "Gumbel per seed", "positions PUCT / Gumbel", "verdict"],
             _training_lines(training),
         )
@@ -258,22 +289,47 @@ def _panels(rows: Rows, y: str, series, levels, path: Path, title: str, ylabel: 
 
 
 def _training_plot(training: Rows, path: Path) -> Path:
+    """Each run's share against wall time and positions; with 3 or more seeds a side,
+    thin per-seed lines under the mean of each measurement with its 95% t band."""
     import matplotlib.pyplot as plt
 
     budgets = sorted({r["simulations"] for r in training})
     fig, axes = plt.subplots(2, len(budgets), figsize=(4.5 * len(budgets), 7), squeeze=False)
     colours = {"puct": "tab:blue", "gumbel": "tab:orange"}
-    axis = (("wall_seconds", "training wall time (s)"), ("positions", "positions generated"))
+    axis = (
+        ("wall_seconds", "training wall time (s), per seed"),
+        ("positions", "positions generated"),
+    )
     for col, n in enumerate(budgets):
         at_n = [r for r in training if r["simulations"] == n]
         for (xkey, xlabel), ax in zip(axis, axes[:, col], strict=True):
-            for kind, seed in sorted({(r["search"], r["seed"]) for r in at_n}):
-                rs = [r for r in at_n if (r["search"], r["seed"]) == (kind, seed)]
-                ax.plot(
-                    [r[xkey] for r in rs], [r["optimal"] for r in rs], marker=".",
-                    color=colours[kind], ls="-" if seed % 2 == 0 else "--",
-                    label=f"{kind} seed {seed}",
-                )  # fmt: skip
+            for kind in KINDS:
+                seeds = sorted({r["seed"] for r in at_n if r["search"] == kind})
+                runs = [[r for r in at_n if (r["search"], r["seed"]) == (kind, s)] for s in seeds]
+                many = len(runs) >= 3
+                for seed, rs in zip(seeds, runs, strict=True):
+                    ax.plot(
+                        [r[xkey] for r in rs], [r["optimal"] for r in rs],
+                        color=colours[kind], marker="" if many else ".",
+                        lw=0.6 if many else 1.5, alpha=0.35 if many else 1.0,
+                        ls="-" if many or seed % 2 == 0 else "--",
+                        label=None if many else f"{kind} seed {seed}",
+                    )  # fmt: skip
+                if many:  # the i-th measurement of every seed, averaged
+                    length = min(len(rs) for rs in runs)
+                    x = np.mean([[r[xkey] for r in rs[:length]] for rs in runs], axis=0)
+                    bands = [
+                        mean_interval(rs[i]["optimal"] for rs in runs) for i in range(length)
+                    ]  # fmt: skip
+                    mean, low, high = (np.array(v) for v in zip(*bands, strict=True))
+                    ax.plot(
+                        x,
+                        mean,
+                        color=colours[kind],
+                        lw=2,
+                        label=f"{kind}, mean of {len(runs)} seeds",
+                    )
+                    ax.fill_between(x, low, high, color=colours[kind], alpha=0.25)
             ax.set(title=f"{training[0]['game']}, {n} simulations", xlabel=xlabel)
             ax.set_ylabel("raw-policy optimal share")
             if xkey == "positions":

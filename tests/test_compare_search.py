@@ -91,6 +91,21 @@ def test_training_verdict_needs_every_seed_apart():
     assert report.training_verdict([], high) == "Gumbel only"
 
 
+def test_training_verdict_of_three_seeds_or_more_reads_welchs_interval():
+    run = lambda share: {
+        "optimal": share,
+        "optimal_low": share - 0.03,
+        "optimal_high": share + 0.03,
+    }
+    gumbel, puct = [run(s) for s in (0.87, 0.88, 0.86, 0.85)], [run(s) for s in (0.68, 0.76, 0.70)]
+    assert report.training_verdict(puct, gumbel) == "Gumbel better"  # +0.15 [0.04, 0.26]
+    assert report.training_verdict(gumbel, puct) == "PUCT better"
+    # every seed's interval overlaps another's, yet eight seeds a side tell the means apart
+    close = [run(0.80 + 0.005 * k) for k in range(8)], [run(0.82 + 0.005 * k) for k in range(8)]
+    assert report.training_verdict(*close) == "Gumbel better"
+    assert report.training_verdict(close[0], close[0]) == "no clear difference"
+
+
 @pytest.mark.parametrize("kind", compare_search.KINDS)
 def test_both_searches_at_64_find_the_quickest_win(smoke, kind):
     """X: 4, 0; O: 1, 2. X8 wins at once (3, 5 and 6 win later); the untrained smoke

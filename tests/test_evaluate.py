@@ -10,7 +10,12 @@ from jaxzero.measure.games import position_set
 from jaxzero.measure.match import play_match
 from jaxzero.measure.positions import optimal_move_share, states_from_moves
 from jaxzero.measure.solvers import connect_four as c4
-from jaxzero.measure.statistics import paired_difference, wilson_interval
+from jaxzero.measure.statistics import (
+    mean_interval,
+    paired_difference,
+    welch_difference,
+    wilson_interval,
+)
 
 
 def hashed_policy(env):
@@ -35,6 +40,16 @@ def test_wilson_interval():
     assert lo + hi == pytest.approx(1.0) and lo == pytest.approx(0.2366, abs=1e-4)
     assert wilson_interval(0, 0) == (0.0, 1.0)
     assert wilson_interval(100, 100)[0] > 0.96
+
+
+def test_mean_and_welch_intervals_match_students_t():
+    # reference values from scipy.stats.t.ppf(0.975, df) (Welch's df 2.29 taken as 2)
+    gumbel, puct = [0.87, 0.88, 0.86, 0.85], [0.68, 0.76, 0.70]
+    assert mean_interval(gumbel) == pytest.approx((0.865, 0.844457, 0.885543), abs=1e-5)
+    assert welch_difference(gumbel, puct) == pytest.approx((0.151667, 0.044579, 0.258754), abs=1e-4)
+    assert mean_interval([0.5]) == (0.5, 0.5, 0.5)
+    with pytest.raises(ValueError, match="2 runs a side"):
+        welch_difference([0.5], puct)
 
 
 def test_identical_players_give_a_symmetric_match(ttt):

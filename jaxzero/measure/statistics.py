@@ -3,6 +3,8 @@
 * :func:`wilson_interval`: a 95% interval for a success rate (a score, draws as half wins).
 * :func:`paired_difference`: the difference of two rates on the same items (two players
   on one position set) with Newcombe's paired interval.
+* :func:`mean_interval`, :func:`welch_difference`: a mean over runs (seeds) and the
+  difference of two such means, with Student's t intervals.
 * :func:`false_positive_rate`: how often the gate promotes an equally strong learner.
 * :func:`fit_elo`: Bradley-Terry Elo ratings, anchored at random = 0.
 
@@ -77,6 +79,45 @@ def paired_difference(
     below = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
     above = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
     return p1 - p2, max(-1.0, p1 - p2 - below), min(1.0, p1 - p2 + above)
+
+
+# Student's t(0.975, df) for df = 1..30; beyond, the normal's 1.96.
+_T975 = (12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+
+
+def t975(df: float) -> float:
+    """Student's t quantile at 0.975 with ``df`` degrees of freedom (a fractional df, as
+    Welch's, rounded down: the wider interval)."""
+    df = max(int(df), 1)
+    return _T975[df - 1] if df <= len(_T975) else 1.96
+
+
+def mean_interval(values: Iterable[float]) -> tuple[float, float, float]:
+    """(mean, low, high): the 95% interval of the mean of independent runs (seeds),
+    ``mean ± t(0.975, n - 1) s / sqrt(n)``; for one value the interval is the value."""
+    x = np.asarray(list(values), float)
+    mean = float(x.mean())
+    if len(x) < 2:
+        return mean, mean, mean
+    half = t975(len(x) - 1) * float(x.std(ddof=1)) / math.sqrt(len(x))
+    return mean, mean - half, mean + half
+
+
+def welch_difference(first: Iterable[float], second: Iterable[float]) -> tuple[float, float, float]:
+    """(mean(first) - mean(second), low, high): Welch's 95% interval for the difference of
+    two means of independent runs with unequal variances (each side at least 2 runs)."""
+    a, b = np.asarray(list(first), float), np.asarray(list(second), float)
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError(f"Welch's interval needs 2 runs a side, got {len(a)} and {len(b)}")
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    difference = float(a.mean() - b.mean())
+    if va + vb == 0:
+        return difference, difference, difference
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = t975(df) * math.sqrt(va + vb)
+    return difference, difference - half, difference + half
 
 
 def false_positive_rate(num_games: int, threshold: float) -> float:

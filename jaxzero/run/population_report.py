@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxzero.measure.statistics import t975
 from jaxzero.run.members import member_folder, read_population
 from jaxzero.run.report import ReportError, plt, read_metrics
 
@@ -27,15 +28,6 @@ METRICS = (
     "draw_rate",
     "game_return",
 )
-# Student's t(0.975, df) for df = 1..30; beyond, the normal's 1.96.
-_T975 = (12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
-
-
-def t975(df: int) -> float:
-    """Student's t quantile at 0.975 with ``df`` degrees of freedom."""
-    return _T975[df - 1] if df <= len(_T975) else 1.96
 
 
 def band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
