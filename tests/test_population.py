@@ -195,6 +195,12 @@ def test_population_run_resumes_exactly_and_members_load(tmp_path, run_populatio
     summary = (resumed / "report" / "summary.md").read_text()
     assert "optim.learning_rate=0.002 | 1 |" in summary
 
+    edited = json.loads((resumed / "population.json").read_text())
+    edited["hyper"]["optim.learning_rate"][1] = 5e-3
+    (resumed / "population.json").write_text(json.dumps(edited))
+    with pytest.raises(ValueError, match=r"member 1 .* optim.learning_rate=0.002, but .*=0.005"):
+        train(resumed, resume=True, iterations=5)
+
 
 def _without_time(line: str) -> dict:
     row = json.loads(line)

@@ -79,6 +79,7 @@ from jaxzero.run.members import (
     MEMBERS_DIR,
     POPULATION_FILE,
     MemberRows,
+    check_members,
     is_population,
     read_population,
     write_population,
@@ -420,6 +421,13 @@ def _prepare(
     if trainer is None:
         trainer = _build(config, given)
         _check_memory(trainer)
+    if resume and isinstance(trainer, Population):
+        try:
+            check_members(run_dir, trainer)
+        except ValueError:
+            if lock is not None:
+                lock.close()
+            raise
     return config, trainer, lock
 
 

@@ -62,6 +62,39 @@ def write_population(run_dir: Path, population: Population) -> None:
         write_atomic(folder / "config.json", json.dumps(config_to_dict(config), indent=2) + "\n")
 
 
+def check_members(run_dir: Path, population: Population) -> None:
+    """ValueError, in one line, unless each member of ``population`` is the member
+    ``run_dir`` trained: its ``members/K/config.json`` (seed and hyperparameters included).
+    It catches an edited population.json, or other seeds or values asked of a resume."""
+    for k, config in enumerate(population.members):
+        path = member_folder(run_dir, k) / "config.json"
+        try:
+            trained = _flat(json.loads(path.read_text()))
+        except (OSError, ValueError) as error:
+            raise ValueError(f"{path} is not a readable member config ({error})") from None
+        asked = _flat(json.loads(json.dumps(config_to_dict(config))))
+        if differ := sorted(
+            key for key in trained.keys() | asked.keys() if trained.get(key) != asked.get(key)
+        ):
+            key = differ[0]
+            raise ValueError(
+                f"member {k} of {run_dir} was trained with {key}={trained.get(key)}, but the "
+                f"population to resume has {key}={asked.get(key)} (an edited "
+                f"{POPULATION_FILE}, or other --seeds/--grid): restore it, or start a new run"
+            )
+
+
+def _flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"optim": {"learning_rate": x}} -> {"optim.learning_rate": x}."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and key != "args":  # network.args is one setting
+            flat |= _flat(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
 def member_folder(run_dir: Path, k: int) -> Path:
     """``RUN/members/K``."""
     return run_dir / MEMBERS_DIR / str(k)
