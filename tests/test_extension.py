@@ -110,7 +110,7 @@ def constant_c(rng_key, tree, node_index, depth):
     prior = jax.nn.softmax(tree.children_prior_logits[node_index])
     q = mctx.qtransform_by_parent_and_siblings(tree, node_index)
     score = q + 2.0 * prior * jnp.sqrt(visits.sum() + 1.0) / (visits + 1.0)
-    illegal = (depth == 0) & tree.root_invalid_actions[node_index]
+    illegal = (depth == 0) & (tree.root_invalid_actions > 0)  # [A]: the root's mask
     return jnp.argmax(jnp.where(illegal | (prior <= 0), -jnp.inf, score)).astype(jnp.int32)
 
 
