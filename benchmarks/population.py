@@ -2,6 +2,7 @@
 
     python benchmarks/population.py                                  # both games, P 1-16
     python benchmarks/population.py --game tic_tac_toe --members 1 8 --seconds 10
+    python benchmarks/population.py --game connect_four --ways "one at a time"
 
 A position is one move of one self-play game, searched, played and learned from (the
 whole training iteration, ``trainer.iteration``). The single side is one member's run
@@ -35,8 +36,12 @@ from jaxzero.core.loop import make_trainer  # noqa: E402
 from jaxzero.core.population import make_population  # noqa: E402
 from jaxzero.core.presets import get_preset  # noqa: E402
 
+WAYS = {"vmapped": 0, "one at a time": 1}  # name: members vmapped together (0: all)
 
-def rates(game: str, members: int, seconds: float, overrides: dict[str, str]) -> dict:
+
+def rates(
+    game: str, members: int, seconds: float, overrides: dict[str, str], ways: list[str]
+) -> dict:
     """Positions per second of one run, and of the population with its members all
     vmapped together and one at a time (``members_at_once``): medians of alternating
     calls."""
@@ -46,9 +51,9 @@ def rates(game: str, members: int, seconds: float, overrides: dict[str, str]) ->
     rate = config.optim.learning_rate
     hyper = {"optim.learning_rate": [rate * (1 + k / members) for k in range(members)]}
     sides = {"single": [trainer.iteration, trainer.init(jax.random.key(0)), positions]}
-    for name, at_once in (("vmapped", members), ("one at a time", 1)):
+    for name in ways:
         population = make_population(
-            config, seeds=range(members), hyper=hyper, members_at_once=at_once
+            config, seeds=range(members), hyper=hyper, members_at_once=WAYS[name] or members
         )
         sides[name] = [population.iteration, population.init(), positions * members]
         if members == 1:
@@ -73,6 +78,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--members", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds a side")
     parser.add_argument("--set", nargs="*", default=[], help="config overrides KEY=VALUE")
+    parser.add_argument(
+        "--ways", nargs="+", choices=list(WAYS), default=list(WAYS),
+        help="the population's sides to time (vmapped Connect Four at P >= 4 takes minutes)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     overrides = parse_key_values(args.set, "--set")
     print(f"device: {jax.devices()[0].device_kind}, {jax.device_count()} device(s)")
@@ -80,13 +89,18 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|---|")
     for game in args.game:
         for members in args.members:
-            found = rates(game, members, args.seconds, overrides)
-            single = found["single"]
-            cells = [
-                f"{found[name]:,.0f}, {found[name] / single:.2f}x" if name in found else "same"
-                for name in ("vmapped", "one at a time")
-            ]
-            print(f"| {game} | {members} | {single:,.0f} | {' | '.join(cells)} |", flush=True)
+            found = rates(game, members, args.seconds, overrides, args.ways)
+            cells = [_cell(found, name, members) for name in WAYS]
+            print(
+                f"| {game} | {members} | {found['single']:,.0f} | {' | '.join(cells)} |", flush=True
+            )
+
+
+def _cell(found: dict[str, float], name: str, members: int) -> str:
+    """A side's rate and its ratio to one run's; "same" for P = 1 (one program)."""
+    if name in found:
+        return f"{found[name]:,.0f}, {found[name] / found['single']:.2f}x"
+    return "same" if members == 1 else "not timed"
 
 
 if __name__ == "__main__":
