@@ -77,3 +77,16 @@ def test_a_share_of_one_plays_every_time():
         clock.now += 1.0
         hook(Step(iteration, State(), {}, {}, clock))
     assert matches.played == 5
+
+
+def test_the_benchmark_reads_each_measurement_from_the_gap_after_its_row():
+    from measuring_share import measuring_costs  # benchmarks/, on the path from conftest
+
+    rows = [{"iteration": 0, "elapsed": 0.0}]
+    for i in range(1, 9):  # 5 s an iteration; row 4 measured for 30 s, row 8 at the end
+        pause = 30.0 if i == 5 else 0.0
+        rows.append({"iteration": i, "elapsed": rows[-1]["elapsed"] + 5.0 + pause})
+    rows[4]["eval/raw_optimal"] = rows[8]["eval/raw_optimal"] = 0.8
+    pace, costs = measuring_costs(rows)
+    assert pace == 5.0
+    assert costs == [30.0]  # the last row's measurement has no gap after it yet
