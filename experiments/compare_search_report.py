@@ -122,16 +122,22 @@ def verdict(low: float, high: float, even: float = 0.5) -> str:
     return "no clear difference"
 
 
+def seeds_difference(puct: Rows, gumbel: Rows) -> tuple[float, float, float] | None:
+    """Gumbel − PUCT of the mean final share with Welch's 95% interval, from 3 seeds a
+    side; None with fewer."""
+    if min(len(puct), len(gumbel)) < 3:
+        return None
+    return welch_difference([r["optimal"] for r in gumbel], [r["optimal"] for r in puct])
+
+
 def training_verdict(puct: Rows, gumbel: Rows) -> str:
     """Which search trained better. With 3 or more seeds a side: where Welch's 95%
     interval of the difference of the mean final shares excludes 0. With fewer: only a
     separation that holds for every seed (each seed's interval above all of the other's)."""
     if not puct or not gumbel:
         return "PUCT only" if puct else "Gumbel only" if gumbel else "no runs"
-    if min(len(puct), len(gumbel)) >= 3:
-        _, low, high = welch_difference(
-            [r["optimal"] for r in gumbel], [r["optimal"] for r in puct]
-        )
+    if difference := seeds_difference(puct, gumbel):
+        _, low, high = difference
         return "Gumbel better" if low > 0 else "PUCT better" if high < 0 else "no clear difference"
     if min(r["optimal_low"] for r in gumbel) > max(r["optimal_high"] for r in puct):
         return "Gumbel better"
@@ -197,10 +203,8 @@ def _training_lines(training: Rows) -> list[str]:
             f"{np.mean([r['positions'] for r in rs]):.0f}" if rs else "—" for rs in runs.values()
         )
         verdict_ = training_verdict(runs["puct"], runs["gumbel"])
-        if min(len(rs) for rs in runs.values()) >= 3:
-            scores = [[r["optimal"] for r in runs[k]] for k in ("gumbel", "puct")]
-            difference, low, high = welch_difference(*scores)
-            verdict_ += f": Gumbel − PUCT {difference:+.3f} [{low:+.3f}, {high:+.3f}]"
+        if difference := seeds_difference(runs["puct"], runs["gumbel"]):
+            verdict_ += ": Gumbel − PUCT {:+.3f} [{:+.3f}, {:+.3f}]".format(*difference)
         body.append(f"| {game} | {n} | {cells[0]} | {cells[1]} | {positions} | {verdict_} |")
     return body
 

@@ -57,7 +57,7 @@ def read_config_file(path: Path) -> Config:
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     """A config dict of the older layout (``arena`` section, ``search.eval_simulations``...)
     in today's; today's layout is returned as it is."""
-    flat = _flatten(data)
+    flat = flatten(data)
     if not any(key in flat for key in (*_RENAMED, "arena.simulations")):
         return data
     arena_simulations = flat.pop("arena.simulations", 0)
@@ -74,11 +74,12 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     return nested
 
 
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"optim": {"learning_rate": x}} -> {"optim.learning_rate": x}."""
     flat: dict[str, Any] = {}
     for name, value in data.items():
         if isinstance(value, dict):
-            flat |= _flatten(value, f"{prefix}{name}.")
+            flat |= flatten(value, f"{prefix}{name}.")
         else:
             flat[prefix + name] = value
     return flat

@@ -410,24 +410,22 @@ def _prepare(
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices("jaxzero: run directory ready")
         config = load_run_config(run_dir)
-    if config is None or trainer is not None and trainer.config != config:
+    try:
+        if config is None or trainer is not None and trainer.config != config:
+            raise ValueError(
+                "the trainer passed to train() was built for another config than the run's"
+                if config is not None
+                else "train() needs a config or a trainer for a new run"
+            )
+        if trainer is None:
+            trainer = _build(config, given)
+            _check_memory(trainer)
+        if resume and isinstance(trainer, Population):
+            check_members(run_dir, trainer)
+    except BaseException:
         if lock is not None:
             lock.close()
-        raise ValueError(
-            "the trainer passed to train() was built for another config than the run's"
-            if config is not None
-            else "train() needs a config or a trainer for a new run"
-        )
-    if trainer is None:
-        trainer = _build(config, given)
-        _check_memory(trainer)
-    if resume and isinstance(trainer, Population):
-        try:
-            check_members(run_dir, trainer)
-        except ValueError:
-            if lock is not None:
-                lock.close()
-            raise
+        raise
     return config, trainer, lock
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.population import Population
+from jaxzero.run.config_file import flatten
 from jaxzero.run.files import write_atomic
 from jaxzero.run.hooks import FINITE, JsonlWriter, MetricsRow, Step
 
@@ -69,10 +70,10 @@ def check_members(run_dir: Path, population: Population) -> None:
     for k, config in enumerate(population.members):
         path = member_folder(run_dir, k) / "config.json"
         try:
-            trained = _flat(json.loads(path.read_text()))
+            trained = flatten(json.loads(path.read_text()))
         except (OSError, ValueError) as error:
             raise ValueError(f"{path} is not a readable member config ({error})") from None
-        asked = _flat(json.loads(json.dumps(config_to_dict(config))))
+        asked = flatten(json.loads(json.dumps(config_to_dict(config))))
         if differ := sorted(
             key for key in trained.keys() | asked.keys() if trained.get(key) != asked.get(key)
         ):
@@ -82,17 +83,6 @@ def check_members(run_dir: Path, population: Population) -> None:
                 f"population to resume has {key}={asked.get(key)} (an edited "
                 f"{POPULATION_FILE}, or other --seeds/--grid): restore it, or start a new run"
             )
-
-
-def _flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """{"optim": {"learning_rate": x}} -> {"optim.learning_rate": x}."""
-    flat: dict[str, Any] = {}
-    for key, value in tree.items():
-        if isinstance(value, dict) and key != "args":  # network.args is one setting
-            flat |= _flat(value, f"{prefix}{key}.")
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
 
 
 def member_folder(run_dir: Path, k: int) -> Path:
