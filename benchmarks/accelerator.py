@@ -7,15 +7,20 @@ Sections, each one of this folder's benchmarks run as a subprocess on the same d
 (so each compiles and measures on its own, and one that fails cannot take the others
 down), each with its own time limit cut from the total ``--minutes``:
 
-* env: steps/s of every game at batch 1k / 8k / 64k, ours beside pgx
+* env: steps/s of every game at batch 1k and 64k, ours beside pgx
   (``env_throughput.py``, all XLA threads, wall clock);
-* self-play: positions/s of Connect Four and Go 9x9 at batch 1k / 4k with 32
-  simulations, PUCT and Gumbel, ours beside the pgx + mctx reference and the network
+* self-play: positions/s of Connect Four (then, near the end, Go 9x9) at batch 1k with
+  32 simulations, PUCT and Gumbel, ours beside the pgx + mctx reference and the network
   alone (``selfplay_throughput.py``);
 * learner: updates/s of the Connect Four preset's ResNet with our convolution and with
   Flax's stock one (``learner_step.py``; the custom one exists for XLA:CPU, the table
   says which to pick on this backend);
-* training: 3 minutes of ``jaxzero train connect_four`` (its metrics.jsonl: the curve).
+* population: eight members vmapped and one at a time against runs one after another,
+  tic-tac-toe and Connect Four (``population.py``);
+* training: a minute of ``jaxzero train connect_four`` (its metrics.jsonl: the curve).
+
+The sections run in the order of what they are worth, so that a short lease still brings
+back the first ones (a device session has about 15 minutes, start-up included).
 
 It writes ``OUT/accelerator.md`` (each section's table, the device, the commands) and
 ``OUT/accelerator.json`` (the same, machine-readable: per section its command, exit code,
@@ -64,37 +69,38 @@ def sections(out: Path, toy: bool) -> list[Section]:
         learn = ["--updates", "1", "--seconds", "0.3"]
         train = ["tic_tac_toe", *TINY_TRAIN, "--iterations", "3"]
     else:
-        env = ["--batch-sizes", "1024", "8192", "65536", "--seconds", "1"]
-        play = [(g, b) for g in ("connect_four", "go_9x9") for b in (1024, 4096)]
+        env = ["--batch-sizes", "1024", "65536", "--seconds", "1"]
+        play = [("connect_four", 1024), ("go_9x9", 1024)]
         play_args = ["--simulations", "32", "--moves", "8", "--seconds", "2"]
         learn = ["--updates", "8", "--seconds", "3"]
-        train = ["connect_four", "--seconds", "180"]
+        train = ["connect_four", "--seconds", "60"]
     env += ["--peers", "pgx", "--xla-threads", "all"]
-    found = [Section("env", "Env steps/s", [*python, str(HERE / "env_throughput.py"), *env], 60)]
+    # Limits from the first H200 session (docs/accelerators.md): a self-play cell compiles
+    # six programs (ours, pgx + mctx, the network; PUCT and Gumbel), about 100 s there.
+    found = [Section("env", "Env steps/s", [*python, str(HERE / "env_throughput.py"), *env], 75)]
     for game, batch in play:
         command = [*python, str(HERE / "selfplay_throughput.py"), "--game", game]
         command += ["--batch-size", str(batch), *play_args]
         found.append(Section(f"selfplay_{game}_{batch}", f"Self-play, {game}, B {batch}",
-                             command, 45))  # fmt: skip
+                             command, 120))  # fmt: skip
     learner = [*python, str(HERE / "learner_step.py"), "--game", "connect_four", *learn]
-    found.append(Section("learner", "Learner updates", learner, 30))
+    found.insert(2, Section("learner", "Learner updates", learner, 60))
     if toy:
         members = ["--game", "tic_tac_toe", "--members", "1", "--seconds", "0.2"]
         members += ["--set", "selfplay.batch_size=8", "search.num_simulations=4"]
         members += ["replay.capacity=256", "replay.min_size=16", "optim.minibatch_size=16"]
         members += ["network.hidden_size=16"]
     else:
-        members = ["--game", "tic_tac_toe", "connect_four", "--members", "1", "2", "4", "8", "16"]
-        members += ["--seconds", "2"]
+        members = ["--game", "tic_tac_toe", "connect_four", "--members", "8", "--seconds", "1"]
     population = [*python, str(HERE / "population.py"), *members]
-    found.append(Section("population", "A population against runs one after another",
-                         population, 240))  # fmt: skip
+    found.insert(3, Section("population", "A population against runs one after another",
+                            population, 150))  # fmt: skip
     if toy:  # compiling dominates at toy size, and a CPU compiles slowly
         for section in found:
             section.limit = max(section.limit, 150)
     run = out / "c4_curve"
     training = [*python, "-m", "jaxzero.cli", "train", *train, "--out", str(run), "--force"]
-    found.append(Section("training", "Training curve (jaxzero train)", training, 225))
+    found.append(Section("training", "Training curve (jaxzero train)", training, 100))
     return found
 
 

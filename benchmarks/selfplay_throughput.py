@@ -106,11 +106,13 @@ def reference(game: str, kind: str, args, key):
     import pgx
 
     env = pgx.make(game)
-    ours_env = envs.make(game)  # only for the observation/action shapes of the network
+    ours_env = envs.make(game)  # the network's action count and board shape
     network = networks.make_network(
         NetworkConfig(kind="resnet", num_blocks=args.blocks, channels=args.channels), ours_env
     )
-    params = networks.init_params(network, ours_env, key)
+    # Sized by pgx's own observation: its Go has 17 planes (8 positions of history) to our
+    # 9, so the reference's first convolution is pgx's, the rest the same network.
+    params = network.init(key, env.init(key).observation[None].astype(jnp.float32))
     batch = args.batch_size
 
     def recurrent_fn(params, key, action, state):
