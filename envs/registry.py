@@ -79,10 +79,16 @@ def available() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def imports_code(spec: str) -> bool:
+    """Whether :func:`make` of ``spec`` imports the module ``spec`` names (an import path,
+    not a registered id): what a file that names a game may not make us do untrusted."""
+    return spec not in _REGISTRY and ":" in spec
+
+
 def make(spec: str, **kwargs: Any) -> Env:
     """Build the game ``spec`` names (see the module docstring), e.g. ``make("connect_four")``,
     ``make("go", size=7)``, ``make("pgx/othello")`` or ``make("mygames:ConnectThree")``."""
-    if spec not in _REGISTRY and ":" in spec:
+    if imports_code(spec):
         return _checked(_import(spec, spec)(**kwargs), spec)
     if spec not in _REGISTRY:
         _load_entry_points()

@@ -120,6 +120,19 @@ SearchSettings = Annotated[
         "evaluation.average_symmetries=true",
     ),
 ]
+TrustCodeOption = Annotated[
+    bool,
+    typer.Option(
+        "--trust-code",
+        help="Import the code that the run or agent folder names (a module:attribute game, "
+        "network or search function): only for folders from someone you trust",
+    ),
+]
+
+
+def _trusted(trust_code: bool, *named: str | None) -> bool | list[str]:
+    """``load_agent``'s ``trust_code``: everything, or the import paths typed on this call."""
+    return True if trust_code else [name for name in named if name]
 
 
 def _check_game(name: str) -> str:
@@ -214,10 +227,12 @@ def train(
             "for several keys), e.g. optim.learning_rate=1e-3,2e-3",
         ),
     ] = None,
+    trust_code: TrustCodeOption = False,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
+    from jaxzero.core.trust import imported_code
     from jaxzero.run.checkpoint import CheckpointError
-    from jaxzero.run.driver import RunDirError
+    from jaxzero.run.driver import RunDirError, load_run_config
     from jaxzero.run.driver import train as run_training
     from jaxzero.run.files import FileProblem
 
@@ -227,8 +242,9 @@ def train(
     try:
         run_dir = out if out is not None else Path("runs") / _run_name(game)
         config = _train_config(game, args, seconds, iterations, resume)
+        trust = _trusted(trust_code, game if named else None)
         if resume:
-            game = _resumed_game(run_dir, game if named else None)
+            game = _resumed_game(run_dir, game if named else None, trust)
         population = _population(config, seeds, grid or [], resume, sgf)
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
     except (UsageError, RunDirError, ValueError) as error:
@@ -244,6 +260,7 @@ def train(
             force=force,
             on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
             hooks=hooks,
+            trust_code=trust,
             **population,
         )
     except (RunDirError, CheckpointError, FileProblem, ValueError) as error:
@@ -253,11 +270,13 @@ def train(
         f"{how} at iteration {result.iterations} after {result.seconds:.0f}s; "
         f"checkpoint saved in {run_dir / 'checkpoints'}"
     )
-    console.print(f"resume:  jaxzero train --resume --out {run_dir}")
+    # A run naming the user's own code loads it only when told to (jaxzero.core.trust).
+    trust = " --trust-code" if imported_code(load_run_config(run_dir)) else ""
+    console.print(f"resume:  jaxzero train --resume --out {run_dir}{trust}")
     if (run_dir / "population.json").exists():
         console.print(f"report:  jaxzero report {run_dir}   (each arm across its seeds)")
         run_dir = run_dir / "members" / "0"
-    console.print(f"play:    jaxzero play --checkpoint {run_dir}")
+    console.print(f"play:    jaxzero play --checkpoint {run_dir}{trust}")
     if result.interrupted:  # saved and stopped: the shell still learns it was a signal
         raise typer.Exit(128 + (result.signal or 2))
 
@@ -309,14 +328,19 @@ def _population(config, seeds: int | None, grid: list[str], resume: bool, sgf) -
     return {"seeds": [seed for _, seed in members], "hyper": hyper}
 
 
-def _resumed_game(run_dir: Path, game: str | None) -> str:
+def _resumed_game(run_dir: Path, game: str | None, trust_code: bool | list[str]) -> str:
     """The game of the run ``jaxzero train [GAME] --resume`` continues; UsageError when
-    there is none or GAME names another."""
+    there is none or GAME names another, UntrustedCode (a ValueError) when its config
+    names code not trusted (before anything, ``--sgf``'s game check included, imports it)."""
+    from jaxzero.core.trust import check_trusted
+    from jaxzero.run.config_file import CONFIG_FILE
     from jaxzero.run.driver import holds_run, load_run_config
 
     if not holds_run(run_dir):
         raise UsageError(f"nothing to resume in {run_dir}: start a new run without --resume")
-    held = load_run_config(run_dir).game
+    config = load_run_config(run_dir)
+    check_trusted(config, run_dir / CONFIG_FILE, trust_code=trust_code)
+    held = config.game
     if game is not None and held != game:
         raise UsageError(
             f"{run_dir} holds a {held} run, not {game}: drop the game to resume it "
@@ -337,12 +361,14 @@ def _sgf_hooks(sgf: Path, config, run_dir: Path) -> list:
     return [SelfPlayRecorder(env, sgf)]
 
 
-def _load(checkpoint: Path, settings: list[str] | None, game: str | None = None):
-    """The agent of ``checkpoint`` with ``--set`` settings; UsageError if it plays
-    another game than ``game``."""
+def _load(checkpoint: Path, settings: list[str] | None, trust_code: bool, game: str | None = None):
+    """The agent of ``checkpoint`` with ``--set`` settings, importing only the code that
+    ``--trust-code`` or the typed ``game`` allows; UsageError if it plays another game
+    than ``game``."""
     from jaxzero.run.agent import load_agent
 
-    agent = load_agent(checkpoint, settings=_search_settings(settings))
+    trust = _trusted(trust_code, game)
+    agent = load_agent(checkpoint, settings=_search_settings(settings), trust_code=trust)
     if game is not None and game not in (agent.config.game, agent.env.id):
         raise UsageError(f"{checkpoint} holds a {agent.config.game} agent, not {game}")
     return agent
@@ -369,8 +395,13 @@ def play(
         int, typer.Option(min=0, max=SEED_MAX, help="Seed of the game's randomness")
     ] = 0,
     set_: SearchSettings = None,
+    trust_code: TrustCodeOption = False,
 ) -> None:
-    """Play a game against a trained agent (works through a pipe too)."""
+    """Play a game against a trained agent (works through a pipe too).
+
+    Without --checkpoint, GAME's agent is your own run in runs/GAME (the folder
+    `jaxzero train GAME` writes, relative to where you are), else the shipped one; like
+    every folder, it imports no code it names without --trust-code."""
     from jaxzero.play import InputEnded, play_game
     from jaxzero.run.checkpoint import CheckpointError
 
@@ -378,7 +409,7 @@ def play(
         if game is not None:
             _check_game(game)
         checkpoint = checkpoint or _default_agent(game)
-        agent = _load(checkpoint, set_, game)
+        agent = _load(checkpoint, set_, trust_code, game)
         player = agent.search_player(simulations, search)
     except (UsageError, CheckpointError, ValueError) as error:
         _fail(str(error))
@@ -447,6 +478,7 @@ def gtp(
         typer.Option(min=-1.0, max=1.0, help="Resign when the value estimate is below this"),
     ] = -0.95,
     set_: SearchSettings = None,
+    trust_code: TrustCodeOption = False,
 ) -> None:
     """Speak the Go Text Protocol on stdin/stdout (for GoGui, Sabaki, GNU Go, gomill)."""
     from jaxzero.go.gtp import GtpEngine
@@ -454,7 +486,7 @@ def gtp(
 
     try:
         checkpoint = checkpoint or _default_agent(GTP_AGENT)
-        agent = _load(checkpoint, set_)
+        agent = _load(checkpoint, set_, trust_code)
         engine = GtpEngine(
             agent, num_simulations=simulations, search=search, resign_threshold=resign
         )
@@ -470,6 +502,7 @@ def export(
         Path, typer.Argument(help="Run directory (latest checkpoint) or RUN/checkpoints/N")
     ],
     out: Annotated[Path, typer.Option(help="New folder to write the agent into")],
+    trust_code: TrustCodeOption = False,
 ) -> None:
     """Write a run's playing network as a small agent folder: config, parameters and a
     model card. `jaxzero play/eval/analyze/gtp --checkpoint FOLDER` and
@@ -478,7 +511,7 @@ def export(
     from jaxzero.run.checkpoint import CheckpointError
 
     try:
-        agent = export_agent(checkpoint, out)
+        agent = export_agent(checkpoint, out, trust_code=trust_code)
     except FileExistsError:
         _fail(f"{out} already exists: pick a new --out folder (nothing was written)")
     except (CheckpointError, ValueError) as error:
@@ -530,6 +563,7 @@ def eval_(
         Path | None, typer.Option(help="Go: write every game into this directory as SGF")
     ] = None,
     set_: SearchSettings = None,
+    trust_code: TrustCodeOption = False,
 ) -> None:
     """Round robin between checkpoints and fixed opponents; Elo table (random = 0).
 
@@ -551,7 +585,8 @@ def eval_(
     try:
         from jaxzero.run.agent import load_agents
 
-        loaded = load_agents(paths, every=every, settings=_search_settings(set_))
+        settings = _search_settings(set_)
+        loaded = load_agents(paths, every=every, settings=settings, trust_code=trust_code)
         if loaded[0][1].env.num_players == 1:
             _solo_eval(loaded, games, simulations, seed)
             return
@@ -675,6 +710,7 @@ def analyze(
         int, typer.Option(min=0, max=SEED_MAX, help="Seed of the search and of chance events")
     ] = 0,
     set_: SearchSettings = None,
+    trust_code: TrustCodeOption = False,
 ) -> None:
     """Show a position and the root of a search over it: prior, visits, Q per move.
 
@@ -686,7 +722,7 @@ def analyze(
 
     key = jax.random.key(seed)
     try:
-        agent, source = _analysis_agent(game, moves, sgf, checkpoint, set_, seed)
+        agent, source = _analysis_agent(game, moves, sgf, checkpoint, set_, seed, trust_code)
         player = agent.search_player(simulations, search)
         state = _analysis_position(agent.env, moves, sgf, key)
         root = analysis.analyze_position(player, agent.params, state, key)
@@ -707,7 +743,7 @@ def analyze(
         console.print(f"search tree written to {dot}", highlight=False)
 
 
-def _analysis_agent(game, moves, sgf, checkpoint, settings, seed):
+def _analysis_agent(game, moves, sgf, checkpoint, settings, seed, trust_code):
     """(agent, where it comes from) of ``jaxzero analyze``: the checkpoint's, else
     ``runs/GAME``'s, else an untrained network. A bad record fails before any loading."""
     import jax
@@ -725,7 +761,7 @@ def _analysis_agent(game, moves, sgf, checkpoint, settings, seed):
     if checkpoint is None and ((Path("runs") / _run_name(game)).exists() or shipped_agent(game)):
         checkpoint = _default_agent(game)
     if checkpoint is not None:
-        agent = _load(checkpoint, settings, game)
+        agent = _load(checkpoint, settings, trust_code, game)
         return agent, f"{describe(find_agent(checkpoint))} (iteration {agent.iteration})"
     config = _game_config(game)
     source = "an untrained network (pass --checkpoint RUN for a trained one)"

@@ -190,7 +190,9 @@ def test_the_trainer_records_each_piece_and_compiles_once(user_trainer):
 
 
 def test_the_run_rebuilds_game_network_and_rule_when_loaded(user_run, user_trainer):
-    agent = jaxzero.load_agent(user_run)
+    with pytest.raises(CheckpointError, match="--trust-code"):  # a folder is data
+        jaxzero.load_agent(user_run)
+    agent = jaxzero.load_agent(user_run, trust_code=True)
     assert agent.env.id == "connect_three" and agent.iteration == 2
     assert agent.player.search_policy == user_trainer.search  # the user's rule, rebuilt
     state = jax.vmap(agent.env.init)(jax.random.split(jax.random.key(1), 3))
@@ -199,10 +201,14 @@ def test_the_run_rebuilds_game_network_and_rule_when_loaded(user_run, user_train
 
 def test_eval_play_and_report_take_the_run(user_run):
     result = runner.invoke(
-        app, ["eval", str(user_run), "--opponents", "random", "--games", "2", "--every", "2"]
-    )
+        app,
+        ["eval", str(user_run), "--opponents", "random", "--games", "2", "--every", "2",
+         "--trust-code"],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
-    played = runner.invoke(app, ["play", "--checkpoint", str(user_run)], input="1\n2\n3\n4\n" * 4)
+    played = runner.invoke(
+        app, ["play", "--checkpoint", str(user_run), "--trust-code"], input="1\n2\n3\n4\n" * 4
+    )
     assert "agent:" in played.output and "Traceback" not in played.output
     report = runner.invoke(app, ["report", str(user_run)])
     assert report.exit_code == 0, report.output
@@ -220,8 +226,9 @@ def test_the_cli_trains_module_class_names_from_the_working_directory(user_dir, 
             *overrides, "--iterations", "2"]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "jaxzero play --checkpoint runs/connect_three" in result.output  # its hint works:
-    played = runner.invoke(app, ["play", "--checkpoint", "runs/connect_three"], input="1\n" * 12)
+    hint = "jaxzero play --checkpoint runs/connect_three --trust-code"  # its own code
+    assert hint in result.output  # and the hint works:
+    played = runner.invoke(app, hint.split()[1:], input="1\n" * 12)
     assert "agent:" in played.output and "unknown game" not in played.output
 
 
@@ -233,8 +240,8 @@ def test_what_cannot_be_imported_asks_for_the_object(user_run, user_trainer, tmp
     run = tmp_path / "run"
     jaxzero.train(run, trainer=dataclasses.replace(user_trainer, config=moved), iterations=1)
     with pytest.raises(CheckpointError, match=r"cannot import gone.*load_agent\(\.\.\., network="):
-        jaxzero.load_agent(run)
-    agent = jaxzero.load_agent(run, network=user_trainer.network)  # given explicitly
+        jaxzero.load_agent(run, trust_code=True)
+    agent = jaxzero.load_agent(run, network=user_trainer.network, trust_code=True)  # given
     assert agent.iteration == 1
 
 
@@ -246,7 +253,7 @@ def test_a_rule_no_process_can_import_is_refused_at_load_in_one_line(user_traine
     run = tmp_path / "run"
     jaxzero.train(run, trainer=dataclasses.replace(user_trainer, config=recorded), iterations=1)
     with pytest.raises(CheckpointError, match=r"a lambda.*load_agent\(\.\.\., search=\.\.\.\)"):
-        jaxzero.load_agent(run)
+        jaxzero.load_agent(run, trust_code=True)
 
 
 def test_a_policy_round_trips_through_the_config_it_records(user_dir):

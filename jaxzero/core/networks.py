@@ -276,6 +276,12 @@ def network_kinds() -> list[str]:
     return sorted(_NETWORKS)
 
 
+def imports_code(kind: str) -> bool:
+    """Whether :func:`make_network` of ``kind`` imports a module (``module:Class``, not a
+    registered name)."""
+    return kind not in _NETWORKS and is_import_path(kind)
+
+
 def make_network(config: NetworkConfig, env: Env) -> nn.Module:
     """The network ``config.kind`` names, for ``env``.
 
@@ -330,8 +336,8 @@ def network_config(network: nn.Module, config: NetworkConfig, env: Env) -> Netwo
     Returns:
         The network section to record.
     """
-    try:
-        if make_network(config, env) == network:
+    try:  # a recorded import path is not imported to compare (jaxzero.core.trust)
+        if not imports_code(config.kind) and make_network(config, env) == network:
             return config
     except ValueError:
         pass

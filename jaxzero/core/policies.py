@@ -427,6 +427,20 @@ def search_kinds() -> list[str]:
     return sorted(set(_SEARCHES) | set(_entry_points()))
 
 
+FUNCTION_FIELDS = ("qtransform", "interior_selection", "root_selection")  # import paths
+
+
+def imports_code(config: SearchConfig) -> dict[str, str]:
+    """``{"search.KEY": "module:attribute"}`` of each setting of ``config`` that
+    :func:`make_search` imports: a kind that no registered name or installed entry point
+    answers, and every function named by path."""
+    found = {f"search.{key}": getattr(config, key) for key in FUNCTION_FIELDS}
+    kind = config.kind
+    if kind not in _SEARCHES and kind not in _entry_points() and is_import_path(kind):
+        found["search.kind"] = kind
+    return {key: path for key, path in found.items() if path}
+
+
 def make_search(config: SearchConfig) -> SearchPolicy:
     """The policy ``config.kind`` names, built from ``config``.
 

@@ -38,6 +38,7 @@ from jaxzero.core.loop import (
 )
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
+from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
 from jaxzero.measure.players import SearchPlayer, evaluation_player
 from jaxzero.run import agent_files, members
 from jaxzero.run.checkpoint import (
@@ -224,6 +225,7 @@ def load_agent(
     network: nn.Module | None = None,
     search: SearchPolicy | None = None,
     like: Sequence[Agent] = (),
+    trust_code: TrustCode = False,
 ) -> Agent:
     """The agent of a run directory, a checkpoint, an agent folder, or a shipped game.
 
@@ -242,16 +244,24 @@ def load_agent(
         like: agents loaded before; this one shares the network and player of the first
             that plays alike (same game, network, search and evaluation settings), so that
             their matches compile once.
+        trust_code: import the code the folder's config names (a game, network or search
+            function as ``module:attribute``): True trusts whoever wrote the folder, a
+            collection allows those import paths alone. By default a folder names code
+            only by registered names (:mod:`jaxzero.core.trust`); ``env``, ``network`` and
+            ``search`` given need no trust.
 
     Returns:
         The :class:`Agent`.
 
     Raises:
-        CheckpointError: one line saying what is missing or damaged and what to pass.
+        CheckpointError: one line saying what is missing or damaged and what to pass, or
+            that the folder names code not trusted.
     """
     path = agent_files.find_agent(path)
     settings = search_settings(settings or {})
-    given = (env, network, search)
+    if trust_code is not True:  # what the caller names on this call is the caller's
+        trust_code = {*(trust_code or ()), *(str(v) for v in settings.values())}
+    given = (env, network, search, trust_code)
     if agent_files.is_agent_folder(path):
         if step is not None:
             raise CheckpointError(f"{path} is an exported agent, one network: drop the step")
@@ -270,8 +280,15 @@ def load_agent(
 
 def _rebuild(where: Path, config: Config, given: tuple) -> tuple:
     """(env, network, search, config) of a saved config, each the one given or rebuilt
-    from its name; CheckpointError naming what to pass when one cannot be rebuilt."""
-    env, network, search = given
+    from its name; CheckpointError naming what to pass when one cannot be rebuilt, or
+    when its name is code the caller did not trust."""
+    env, network, search, trust_code = given
+    names = ("env", "network", "search")
+    passed = [name for name, obj in zip(names, given[:3], strict=True) if obj is not None]
+    try:
+        check_trusted(config, where / "config.json", trust_code=trust_code, given=passed)
+    except UntrustedCode as error:
+        raise CheckpointError(str(error)) from None
     try:
         env, config = resolve_env(config, env)
     except (ValueError, ImportError) as error:
@@ -358,7 +375,9 @@ def _from_agent_folder(folder: Path, settings: Mapping[str, Any], given: tuple):
     return config, env, apply_fn, params, int(facts["iteration"]), search
 
 
-def export_agent(path: str | Path, out: Path, *, step: int | None = None) -> Agent:
+def export_agent(
+    path: str | Path, out: Path, *, step: int | None = None, trust_code: TrustCode = False
+) -> Agent:
     """Write the agent of a run (or checkpoint) into the new folder ``out`` as an agent
     folder (:mod:`jaxzero.run.agent_files`): its config, playing network and a model card
     of what is known about its training.
@@ -369,6 +388,7 @@ def export_agent(path: str | Path, out: Path, *, step: int | None = None) -> Age
         out: the folder to write; it must not exist yet, or be empty. Written whole or
             not at all.
         step: the checkpoint of a run directory to export; default the latest.
+        trust_code: as :func:`load_agent` takes it.
 
     Returns:
         The exported :class:`Agent`, as :func:`load_agent` loaded it.
@@ -381,7 +401,7 @@ def export_agent(path: str | Path, out: Path, *, step: int | None = None) -> Age
     path = agent_files.find_agent(path)
     if agent_files.is_agent_folder(path):
         raise CheckpointError(f"{path} is an agent folder already: copy it instead")
-    agent = load_agent(path, step=step)
+    agent = load_agent(path, step=step, trust_code=trust_code)
     run_dir, _ = locate(path)
     progress = _progress_at(run_dir, agent.iteration)
     facts = {
@@ -476,7 +496,7 @@ def _removed(run_dir: Path, step: int, error: CheckpointError) -> bool:
 
 
 def _load_found(
-    paths: Sequence[Path], every: int, settings: Mapping[str, Any] | None
+    paths: Sequence[Path], every: int, settings: Mapping[str, Any] | None, trust_code: TrustCode
 ) -> tuple[list[Agent], list[tuple[Path, int | None]], list[int]]:
     """(agents, their (run directory, step), steps skipped) of :func:`load_agents`."""
     agents: list[Agent] = []
@@ -484,7 +504,9 @@ def _load_found(
     skipped = []
     for run_dir, step, listed in _found_checkpoints(paths, every):
         try:
-            agent = load_agent(run_dir, step=step, settings=settings, like=agents)
+            agent = load_agent(
+                run_dir, step=step, settings=settings, like=agents, trust_code=trust_code
+            )
         except CheckpointError as error:
             if not (listed and step is not None and _removed(run_dir, step, error)):
                 raise
@@ -502,7 +524,11 @@ def _load_found(
 
 
 def load_agents(
-    paths: Sequence[Path], *, every: int = 1, settings: Mapping[str, Any] | None = None
+    paths: Sequence[Path],
+    *,
+    every: int = 1,
+    settings: Mapping[str, Any] | None = None,
+    trust_code: TrustCode = False,
 ) -> list[tuple[str, Agent, Path | None]]:
     """(name ``RUN@STEP``, agent, run directory) of every checkpoint :func:`find_checkpoints`
     finds; agents that play alike share one network and player. All must play one game.
@@ -510,9 +536,10 @@ def load_agents(
 
     A checkpoint listed from a run directory that the run, still training, removes
     before it is read (its retention) is skipped, named in a line on stderr; should
-    every one go so, the run directories are listed again."""
+    every one go so, the run directories are listed again. ``trust_code``: as
+    :func:`load_agent` takes it."""
     for _ in range(3):
-        agents, found, skipped = _load_found(paths, every, settings)
+        agents, found, skipped = _load_found(paths, every, settings, trust_code)
         if agents or not skipped:
             break
     games = sorted({a.config.game for a in agents})

@@ -62,6 +62,7 @@ from jaxzero.core.loop import Trainer, make_trainer, resolve
 from jaxzero.core.memory import check_memory
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.population import Population, make_population
+from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
 from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
 from jaxzero.measure.games import solved_games
 from jaxzero.measure.gate import make_gate
@@ -369,7 +370,7 @@ def _prepare(
     """The config and trainer (or population) of the run, its directory ready on every
     process, and the lock process 0 holds on it (:func:`lock_run_dir`; the caller closes
     it). ``given``: the env, network and search passed to :func:`train` (make_trainer's
-    keywords), and a population's ``seeds`` and ``hyper``."""
+    keywords), a population's ``seeds`` and ``hyper``, and ``trust_code``."""
     if resume and is_population(run_dir) and given.get("seeds") is None:
         seeds, hyper = read_population(run_dir)
         given = given | {"seeds": seeds, "hyper": hyper}
@@ -418,6 +419,8 @@ def _prepare(
                 else "train() needs a config or a trainer for a new run"
             )
         if trainer is None:
+            if resume:  # a config read from the folder: its named code needs trust
+                _check_trusted(run_dir, config, given)
             trainer = _build(config, given)
             _check_memory(trainer)
         if resume and isinstance(trainer, Population):
@@ -442,6 +445,15 @@ def _build(config: Config, given: dict[str, Any]) -> Trainer | Population:
         network=network,
         search=search,
     )
+
+
+def _check_trusted(run_dir: Path, config: Config, given: dict[str, Any]) -> None:
+    """RunDirError when the run's config names code that ``given`` does not trust."""
+    passed = [name for name in ("env", "network", "search") if given.get(name) is not None]
+    try:
+        check_trusted(config, run_dir / CONFIG_FILE, trust_code=given["trust_code"], given=passed)
+    except UntrustedCode as error:
+        raise RunDirError(str(error)) from None
 
 
 def _check_memory(trainer: Trainer | Population) -> None:
@@ -535,6 +547,7 @@ def train(
     search: SearchPolicy | None = None,
     seeds: Sequence[int] | None = None,
     hyper: Mapping[str, Sequence[float] | float] | None = None,
+    trust_code: TrustCode = False,
 ) -> TrainResult:
     """Train until ``seconds`` pass or the run reaches ``iterations`` in total.
 
@@ -567,6 +580,11 @@ def train(
             each member as ``RUN/members/K`` (:mod:`jaxzero.run.members`). A resumed
             population needs neither ``seeds`` nor ``hyper`` (its population.json).
         hyper: a population's hyperparameters on its axis, as ``make_population`` takes.
+        trust_code: resuming, import the code the run's config.json names (a
+            ``module:attribute`` game, network or search function): True trusts whoever
+            wrote it, a collection allows those import paths alone. By default a resumed
+            run's config names code only by registered names (:mod:`jaxzero.core.trust`),
+            or the objects are passed (``env``, ``network``, ``search``).
 
     Returns:
         A ``TrainResult``: ``run_dir``, ``iterations`` (the run's total when it stopped),
@@ -576,7 +594,8 @@ def train(
     Raises:
         RunDirError: ``run_dir`` cannot be used as asked (a run in the way without
             ``resume`` or ``force``, nothing to resume, another process writing it, not
-            writable), in one line saying how to fix it.
+            writable, or its config names code not trusted), in one line saying how to
+            fix it.
         CheckpointError: ``resume`` with a checkpoint that cannot be restored.
         ValueError: neither ``config`` nor ``trainer`` for a new run, a ``trainer`` built
             for another config than the run's, or a setting the config or
@@ -586,7 +605,8 @@ def train(
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
-    given = {"env": env, "network": network, "search": search, "seeds": seeds, "hyper": hyper}
+    given: dict[str, Any] = {"env": env, "network": network, "search": search}
+    given |= {"seeds": seeds, "hyper": hyper, "trust_code": trust_code}
     config, trainer, lock = _prepare(run_dir, config, resume, force, trainer, given)
     if iterations is None and seconds is None:
         iterations = config.train.iterations
