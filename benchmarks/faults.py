@@ -551,6 +551,56 @@ def renumbered_and_edited(scratch: Path, reference: Path) -> list[Outcome]:
     return outcomes
 
 
+def folders_naming_code(scratch: Path) -> list[Outcome]:
+    """A shared folder that names code: an agent folder naming ``evil:Net`` with evil.py
+    planted beside it (played from inside it), ``"game": "os:abort"`` and
+    ``"code:interact"`` (gtp, play), and a ``runs/tic_tac_toe`` naming a planted game
+    picked up by ``jaxzero play tic_tac_toe``: each refused in one line, nothing imported
+    (the planted modules leave a mark when imported)."""
+    import json
+
+    from jaxzero.run.agent_files import shipped_agent, write_checksums
+
+    plant = 'from pathlib import Path\nPath(__file__).with_name("IMPORTED").touch()\n'
+
+    def folder(name: str, section: str, key: str, value: str) -> Path:
+        made = scratch / "code" / name
+        shutil.copytree(shipped_agent("tic_tac_toe"), made)
+        config = json.loads((made / "config.json").read_text())
+        (config[section] if section else config)[key] = value
+        (made / "config.json").write_text(json.dumps(config))
+        facts = json.loads((made / "agent.json").read_text()) | {"game": config["game"]}
+        (made / "agent.json").write_text(json.dumps(facts))
+        write_checksums(made)  # as anyone can
+        return made
+
+    net = folder("net", "network", "kind", "evil:Net")
+    (net / "evil.py").write_text(plant)
+    home = scratch / "code" / "home"
+    (home / "runs").mkdir(parents=True)
+    folder("runs_game", "", "game", "evil_game:Game").rename(home / "runs" / "tic_tac_toe")
+    (home / "evil_game.py").write_text(plant)
+    abort = folder("abort", "", "game", "os:abort")
+    console = folder("console", "", "game", "code:interact")
+    cases = [
+        ("network.kind=evil:Net, play from inside", net, ["play", "--checkpoint", "."]),
+        ('"game": "os:abort", play', None, ["play", "--checkpoint", str(abort)]),
+        ('"game": "code:interact", gtp', None, ["gtp", "--checkpoint", str(console)]),
+        ("runs/tic_tac_toe naming a game, play tic_tac_toe", home, ["play", "tic_tac_toe"]),
+    ]
+    outcomes = []
+    for name, where, command in cases:
+        process = jaxzero(*command, stdin=subprocess.PIPE, text=True, cwd=where)
+        output, _ = process.communicate("1\nprint('console')\n", timeout=600)
+        problem = one_line_error(process.returncode, output)
+        marks = list((scratch / "code").rglob("IMPORTED"))
+        problem = problem or ("a planted module was imported" if marks else "")
+        result = "failed" if problem else "survived"
+        outcomes.append(Outcome(f"a shared folder naming code: {name}", result,
+                                problem or _last(output)))  # fmt: skip
+    return outcomes
+
+
 def shown(text: str) -> str:
     for folder in SCRATCH:
         text = text.replace(f"{folder}/", "")
@@ -588,6 +638,7 @@ def main() -> None:
             eval_during_training(scratch),
             *tampered_agent_folders(scratch, reference),
             *renumbered_and_edited(scratch, reference),
+            *folders_naming_code(scratch),
         ]
     print(f"Fault probes on tiny tic-tac-toe runs of {ITERATIONS} iterations; "
           f"{time.monotonic() - begin:.0f} s in all.\n")  # fmt: skip

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
@@ -170,3 +172,28 @@ def test_registered_names_are_no_code_and_typed_paths_are_allowed():
     check_trusted(mine, "config.json", given=["env"])  # the env passed: never imported
     with pytest.raises(UntrustedCode, match="load_agent\\(\\.\\.\\., env=\\.\\.\\.\\)"):
         check_trusted(mine, "config.json", trust_code=["other:Game"])
+
+
+PATHS = st.sampled_from(["evil_a:Net", "evil_b:rule", "evil_a:Game", "os:abort", "mlp", "puct"])
+FIELDS = st.sampled_from(
+    ["game", "network.kind", "search.kind", "search.qtransform",
+     "search.interior_selection", "search.root_selection"]
+)  # fmt: skip
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+          HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(changes=st.dictionaries(FIELDS, PATHS, min_size=1, max_size=4))
+def test_no_folder_makes_load_agent_import_anything(tmp_path_factory, monkeypatch, changes):
+    """Whatever a folder's config names where code can go: load_agent loads it (built-in
+    names) or refuses in one CheckpointError line; the planted modules are never imported."""
+    root = tmp_path_factory.mktemp("fuzz")
+    folder = _agent_folder(root, "evil_a", **changes)
+    (folder / "evil_b.py").write_text(PLANTED)
+    monkeypatch.chdir(folder)
+    try:
+        load_agent(folder)
+    except CheckpointError as error:
+        assert "\n" not in str(error)
+    assert not (folder / "IMPORTED").exists()
+    assert not {"evil_a", "evil_b"} & set(sys.modules)
