@@ -14,8 +14,9 @@ runs in a scratch folder, and checks what a user would check afterwards:
 * a read-only disk, a disk full at the start and one that fills during a save (a small
   tmpfs; these need root and ``mount``, and are skipped with the reason otherwise):
   one ``error:`` line, exit code 2, nothing the user had changed;
-* ``--force`` on someone else's folder (a config.json of theirs, src/, .git/): refused,
-  nothing changed;
+* ``--force`` on someone else's folder (a config.json of theirs, src/, .git/; or ``{}``
+  beside model.pt): refused, nothing changed; on a run holding the user's files (its
+  ``report`` a link elsewhere), with a manifest and from before it: those files kept;
 * SIGINT or SIGTERM at random moments 0-10 s into ``train``: one line and 130/143, no
   run folder left without a checkpoint;
 * sizes beyond memory (``replay.capacity=1e10``, ``selfplay.batch_size=1e9``): one line
@@ -389,6 +390,56 @@ def force_on_a_foreign_folder(scratch: Path) -> Outcome:
     return Outcome("--force on a folder that is not a run", result, problem or _last(output))
 
 
+def force_deletes_only_ours(scratch: Path, reference: Path) -> list[Outcome]:
+    """Issue 45, items 2 and 3: `--force` on a config.json of another tool's whose keys are
+    all jaxzero's; on a run holding the user's files inside its own folders, its `report` a
+    link to a folder elsewhere; and on a run of a jaxzero before the manifest (resumed)."""
+    users = {"members/NOTES.txt": "n", "members/1/my_analysis.py": "a",
+             "checkpoints/README.txt": "r", "report/my_figure_notes.md": "f"}  # fmt: skip
+    outcomes = []
+    for k, config in enumerate(('{"seed": 42}', "{}")):
+        folder = scratch / f"foreign{k}"
+        for name in ("checkpoints/epoch_10/model.pt", "report/paper.md"):
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text("theirs")
+        (folder / "config.json").write_text(config)
+        before = tree_digest(folder)
+        code, output = finish(*train_args(folder, 2, 1, resume=False), "--force")
+        problem = one_line_error(code, output)
+        problem = problem or (tree_digest(folder) != before and "the folder changed")
+        result = "failed" if problem else "survived"
+        probe = f"--force on config.json {config}, model.pt, paper.md"
+        outcomes.append(Outcome(probe, result, problem or _last(output)))
+    for older in (False, True):
+        run, outside = scratch / f"users{int(older)}", scratch / f"outside{int(older)}"
+        shutil.copytree(reference, run)
+        if older:  # as a jaxzero before the manifest left it: it still resumes
+            (run / ".jaxzero-run.json").unlink()
+            code, output = finish(*train_args(run, ITERATIONS + 2, 1, resume=True))
+            if code != 0:
+                failed = Outcome("a run before the manifest resumes", "failed", _last(output))
+                outcomes.append(failed)
+                continue
+        outside.mkdir()
+        (outside / "summary.md").write_text("theirs")  # a name the report writes
+        (run / "report").symlink_to(outside, target_is_directory=True)
+        for name, text in users.items():
+            (run / name).parent.mkdir(parents=True, exist_ok=True)
+            (run / name).write_text(text)
+        code, output = finish(*train_args(run, 2, 1, resume=False), "--force")
+        kept = [n for n, t in users.items() if (run / n).is_file() and (run / n).read_text() == t]
+        problem = f"exit {code}: {_last(output)}" if code != 0 or "Traceback" in output else ""
+        problem = problem or (len(kept) < len(users) and f"kept {len(kept)} of {len(users)}")
+        target = (outside / "summary.md").read_text() == "theirs" and (run / "report").is_symlink()
+        problem = problem or (not target and "the linked report changed")
+        problem = problem or (not (run / "checkpoints" / "2").is_dir() and "no new run")
+        what = "a run before the manifest (resumed)" if older else "a run"
+        probe = f"--force on {what} holding the user's files, report a link"
+        detail = f"kept {', '.join(kept)}; the link and its target as they were"
+        outcomes.append(Outcome(probe, "failed" if problem else "survived", problem or detail))
+    return outcomes
+
+
 def interrupts_in_start_up(scratch: Path, tries: int, rng: random.Random) -> Outcome:
     """SIGINT or SIGTERM at a random moment 0-10 s into `jaxzero train`: it ends with one
     line and 130/143 (or, in the loop, saves and exits 130/143); no folder without a
@@ -632,6 +683,7 @@ def main() -> None:
             full_disk_at_start(),
             full_disk_mid_save(),
             force_on_a_foreign_folder(scratch),
+            *force_deletes_only_ours(scratch, reference),
             interrupts_in_start_up(scratch, args.interrupts, random.Random(args.seed)),
             *sizes_beyond_memory(scratch),
             divergence(scratch),

@@ -8,7 +8,9 @@ from typer.testing import CliRunner
 from jaxzero.cli import app
 from jaxzero.core import config as config_lib
 from jaxzero.core import presets
+from jaxzero.run import manifest
 from jaxzero.run.driver import RunDirError, prepare_run_dir
+from jaxzero.run.hooks import JsonlWriter
 
 runner = CliRunner()
 
@@ -69,7 +71,7 @@ def test_force_starts_over_and_resume_needs_a_run(tmp_path):
     with pytest.raises(RunDirError, match="nothing to resume"):
         prepare_run_dir(run, None, resume=True, force=False)
     prepare_run_dir(run, config, resume=False, force=False)
-    (run / "metrics.jsonl").write_text("{}\n")
+    JsonlWriter(run / "metrics.jsonl").write({"iteration": 1})  # recorded in the manifest
     changed = config_lib.apply_overrides(config, {"seed": "7"})
     prepare_run_dir(run, changed, resume=False, force=True)
     assert not (run / "metrics.jsonl").exists()
@@ -105,16 +107,20 @@ def test_force_deletes_what_the_run_wrote_and_nothing_else(tmp_path):
     config = presets.get_preset("tic_tac_toe")
     run = tmp_path / "run"
     prepare_run_dir(run, config, resume=False, force=False)
-    (run / "checkpoints" / "2").mkdir(parents=True)
-    (run / "tb").mkdir()
-    (run / "metrics.jsonl").write_text("{}\n")
+    (run / "checkpoints" / "2").mkdir(parents=True)  # as the writers record them
+    manifest.record_checkpoint(run, 2)
+    manifest.make_folders(run, run / "tb")
+    JsonlWriter(run / "metrics.jsonl").write({"iteration": 1})
     (run / "my_analysis.ipynb").write_text("{}")  # the user's, beside the run
     with pytest.raises(
         RunDirError, match=r"holds a run \(a tic_tac_toe run, checkpoints up to 2\)"
     ):
         prepare_run_dir(run, config, resume=False, force=False)
     prepare_run_dir(run, config, resume=False, force=True)
-    assert sorted(p.name for p in run.iterdir()) == ["config.json", "my_analysis.ipynb"]
+    assert sorted(p.name for p in run.iterdir()) == [
+        manifest.MANIFEST_FILE, "checkpoints", "config.json", "my_analysis.ipynb"
+    ]  # fmt: skip
+    assert not any((run / "checkpoints").iterdir())
 
 
 def test_resume_rejects_overrides(tmp_path):

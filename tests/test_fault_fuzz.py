@@ -46,6 +46,35 @@ def test_force_never_touches_a_folder_whose_config_is_not_ours(config, files):
         assert _snapshot(folder) == before
 
 
+# A config.json that reads as a jaxzero config, and what another tool keeps beside it, in
+# the folders a run writes too, under names a run writes too; never an older run's traces
+# (a checkpoint step with checksums.sha256, a metrics row).
+OURS = st.sampled_from(
+    ["{}", '{"seed": 42}', '{"game": "tic_tac_toe"}', '{"seed": 1, "train": {}}']
+)
+PLACES = st.sampled_from(["", "checkpoints/", "checkpoints/10/", "checkpoints/10/state/",
+                          "report/", "tb/", "members/", "members/1/"])  # fmt: skip
+THEIRS = st.sampled_from(["model.pt", "paper.md", "summary.md", "losses.png", "config.json",
+                          "events.out.tfevents.1", "elo.json", "population.json", "x"])  # fmt: skip
+
+
+@FUZZ
+@given(config=OURS, files=st.dictionaries(st.tuples(PLACES, THEIRS), st.binary(max_size=16),
+                                          min_size=1, max_size=6))  # fmt: skip
+def test_force_never_touches_a_jaxzero_config_json_without_our_manifest(config, files):
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        for (place, file), data in files.items():
+            if (place, file) != ("", "config.json"):
+                (folder / place).mkdir(parents=True, exist_ok=True)
+                (folder / place / file).write_bytes(data)
+        (folder / "config.json").write_text(config)
+        before = _snapshot(folder)
+        with pytest.raises(RunDirError, match="is not a jaxzero run"):
+            prepare_run_dir(folder, presets.get_preset("tic_tac_toe"), resume=False, force=True)
+        assert _snapshot(folder) == before
+
+
 @FUZZ
 @given(facts=st.dictionaries(st.sampled_from(["format", "game", "iteration", "x"]), JSON))
 def test_any_agent_json_is_read_or_refused_in_one_line(facts):

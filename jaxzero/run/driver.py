@@ -24,9 +24,11 @@ then every hook in turn (:mod:`jaxzero.run.hooks`):
   hosts); any hook may end the run by setting ``step.stop``. A periodic evaluation that
   would overrun the time budget (by its last duration) is skipped.
 
-A run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` and ``checkpoints/``.
-A directory that already holds a run is never overwritten: resume it, or start over
-explicitly with ``force``.
+A run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` and ``checkpoints/``,
+and ``.jaxzero-run.json``, the manifest of what jaxzero wrote there
+(:mod:`jaxzero.run.manifest`). A directory that already holds a run is never overwritten:
+resume it, or start over explicitly with ``force``, which deletes the manifest's entries
+and nothing else.
 
 Several hosts (``jaxzero.core.sharding``, docs/scaling.md): every process runs ``train``
 on the same run directory (shared storage); process 0 prepares it and alone writes the
@@ -70,15 +72,12 @@ from jaxzero.measure.players import RawPolicyPlayer, evaluation_player
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.probes import ShareJudge
 from jaxzero.run import hooks as hooks_lib
-from jaxzero.run import signals
+from jaxzero.run import manifest, signals
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE, read_config_dict
-from jaxzero.run.elo_files import ELO_FILE
-from jaxzero.run.files import check_writable, os_reason, write_atomic
+from jaxzero.run.files import FileProblem, check_writable, os_reason, write_atomic
 from jaxzero.run.hooks import Hook
 from jaxzero.run.members import (
-    MEMBERS_DIR,
-    POPULATION_FILE,
     MemberRows,
     check_members,
     is_population,
@@ -112,7 +111,11 @@ class TrainResult:
 
 
 def holds_run(run_dir: Path) -> bool:
-    return (run_dir / CONFIG_FILE).exists() or (run_dir / CHECKPOINT_DIR).exists()
+    return (
+        (run_dir / CONFIG_FILE).exists()
+        or (run_dir / CHECKPOINT_DIR).exists()
+        or manifest.has_manifest(run_dir)
+    )
 
 
 def load_run_config(run_dir: str | Path) -> Config:
@@ -139,16 +142,22 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
     assert config is not None
     if holds_run(run_dir):
         refuse_overwrite(run_dir, force)
-        for child in run_dir.iterdir():  # what a run writes, never the user's files
-            if _written_by_a_run(child.name):
-                if child.is_dir():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
+        try:  # what the run wrote (its manifest's entries), never the user's files
+            manifest.remove_run_files(run_dir)
+        except manifest.InTheWay as error:
+            raise RunDirError(
+                f"{run_dir} was left as it was: {error}, then --force again"
+            ) from None
+        except OSError as error:
+            raise RunDirError(
+                f"cannot delete the files of the run in {run_dir}: {os_reason(error)}"
+            ) from None
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
+        manifest.start(run_dir)  # first: a config.json without it would be no run of ours
         write_atomic(run_dir / CONFIG_FILE, json.dumps(config_to_dict(config), indent=2) + "\n")
-    except OSError as error:
+        manifest.make_folders(run_dir, run_dir / CHECKPOINT_DIR)
+    except (OSError, FileProblem) as error:
         raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     return config
 
@@ -173,30 +182,17 @@ def refuse_overwrite(run_dir: Path, force: bool) -> None:
         )
 
 
-# What a run writes into its folder, and all that --force deletes (the user's own files
-# beside them stay). Atomic writes go through ".NAME.partial-PID" files first.
-RUN_FILES = frozenset(
-    {
-        CONFIG_FILE,
-        METRICS_FILE,
-        CHECKPOINT_DIR,
-        "tb",
-        "report",
-        ELO_FILE,
-        POPULATION_FILE,
-        MEMBERS_DIR,
-    }
-)
-
-
-def _written_by_a_run(name: str) -> bool:
-    partial = name.startswith(".") and ".partial-" in name
-    return name in RUN_FILES or partial and name[1:].split(".partial-")[0] in RUN_FILES
-
-
 def _not_a_run(run_dir: Path) -> str:
-    """Why ``run_dir`` (which has a config.json or a checkpoints/) is not a jaxzero run,
-    or "" when it is one: its config.json loads as a jaxzero config."""
+    """Why ``run_dir`` (which has a config.json, a checkpoints/ or a manifest) is not a
+    jaxzero run, or "" when it is one: it carries a manifest jaxzero reads, or it is a run
+    of a jaxzero before the manifest (:func:`jaxzero.run.manifest.older_run`: a config.json
+    that loads as a jaxzero config, beside a checkpoint or metrics of a run)."""
+    if manifest.has_manifest(run_dir):
+        try:
+            manifest.read_manifest(run_dir)
+        except manifest.ManifestError as error:
+            return str(error)
+        return ""
     path = run_dir / CONFIG_FILE
     if not path.is_file():
         return f"it has a {CHECKPOINT_DIR}/ but no {CONFIG_FILE}"
@@ -205,6 +201,11 @@ def _not_a_run(run_dir: Path) -> str:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as error:
         reason = str(error).split("; valid keys")[0]
         return f"its {CONFIG_FILE} is not a jaxzero config: {reason}"
+    if not manifest.older_run(run_dir):
+        return (
+            f"no {manifest.MANIFEST_FILE} beside its {CONFIG_FILE}, which every run jaxzero "
+            "writes carries, nor a checkpoint or metrics row of an older jaxzero run"
+        )
     return ""
 
 
@@ -216,7 +217,10 @@ def _listing(run_dir: Path, most: int = 6) -> str:
 
 def _describe_run(run_dir: Path) -> str:
     """What a refusal names: "a tic_tac_toe run, checkpoints up to 40"."""
-    game = load_run_config(run_dir).game
+    try:
+        game = load_run_config(run_dir).game
+    except RunDirError:
+        game = f"unreadable-{CONFIG_FILE}"
     folder = run_dir / CHECKPOINT_DIR
     steps = (
         sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit()) if folder.is_dir() else []

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from jaxzero.measure.round_robin import ANCHOR, RoundRobin
+from jaxzero.run import manifest
 
 ELO_FILE = "elo.json"
 
@@ -83,6 +84,7 @@ def write_elo_files(table: RoundRobin) -> list[tuple[Path, Path | None]]:
         try:  # the new file whole on disk before the old one is moved aside
             partial.write_text(json.dumps(data, indent=2) + "\n")
             kept = keep_previous(path)
+            manifest.record(run_dir, files=[p for p in (path, kept) if p is not None])
             partial.replace(path)
         finally:
             partial.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -32,6 +33,7 @@ from jax.experimental import multihost_utils
 
 from jaxzero.measure.evaluation import Evaluation, SoloEvaluation
 from jaxzero.measure.gate import Gate, copy_variables
+from jaxzero.run import manifest
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 from jaxzero.run.files import FileProblem, os_reason, write_atomic
 
@@ -365,6 +367,8 @@ class JsonlWriter:
         """Append ``row`` (FileProblem, in one line, when it cannot be written)."""
         try:
             if self._file is None:
+                if not os.path.lexists(self.path):
+                    manifest.record(manifest.run_root(self.path.parent), files=[self.path])
                 self._file = open(self.path, "a")  # noqa: SIM115 (closed by close())
             self._file.write(json.dumps(_json_values(row), allow_nan=False) + "\n")
             self._file.flush()
@@ -408,7 +412,12 @@ class TensorBoardWriter:
         if self._writer is None:
             from tensorboardX import SummaryWriter  # heavy import, kept off `import jaxzero`
 
+            run_dir = self.directory.parent
+            manifest.make_folders(run_dir, self.directory)
+            before = set(os.listdir(self.directory))
             self._writer = SummaryWriter(str(self.directory))
+            made = set(os.listdir(self.directory)) - before  # its event file
+            manifest.record(run_dir, files=[self.directory / name for name in made])
         for name, value in row.items():
             if name != "iteration":
                 self._writer.add_scalar(name, value, step.iteration)
@@ -457,7 +466,9 @@ class CheckpointHook:
             self.guard.check(step)
         try:
             self.checkpointer.save(step.iteration, step.state, self.config)
-        except CheckpointError:
+            if jax.process_index() == 0:  # the one that writes the run's files
+                manifest.record_checkpoint(self.checkpointer.directory.parent, step.iteration)
+        except (CheckpointError, FileProblem):
             self._failed = True
             raise
 

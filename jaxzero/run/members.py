@@ -24,6 +24,7 @@ import numpy as np
 
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.population import Population
+from jaxzero.run import manifest
 from jaxzero.run.config_file import flatten
 from jaxzero.run.files import write_atomic
 from jaxzero.run.hooks import FINITE, JsonlWriter, MetricsRow, Step
@@ -56,10 +57,12 @@ def write_population(run_dir: Path, population: Population) -> None:
         "seeds": list(population.seeds),
         "hyper": {k: list(v) for k, v in population.hyper.items()},
     }
+    manifest.record(run_dir, files=[run_dir / POPULATION_FILE])
     write_atomic(run_dir / POPULATION_FILE, json.dumps(data, indent=2) + "\n")
     for k, config in enumerate(population.members):
         folder = member_folder(run_dir, k)
-        folder.mkdir(parents=True, exist_ok=True)
+        manifest.make_folders(run_dir, folder)
+        manifest.record(run_dir, files=[folder / "config.json"])
         write_atomic(folder / "config.json", json.dumps(config_to_dict(config), indent=2) + "\n")
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from jaxzero.measure.statistics import t975
+from jaxzero.run import manifest
 from jaxzero.run.members import member_folder, read_population
-from jaxzero.run.report import ReportError, plt, read_metrics
+from jaxzero.run.report import ReportError, plt, read_metrics, record_report
 
 # The metrics drawn, when logged: what tells arms apart in training.
 METRICS = (
@@ -58,7 +59,7 @@ def write_population_report(run_dir: Path) -> Path:
         raise ReportError(f"{run_dir}'s members hold no rows: train for a logging interval")
     iterations = np.array([row["iteration"] for row in rows[0][:logged]])
     out = run_dir / "report"
-    out.mkdir(exist_ok=True)
+    manifest.make_folders(run_dir, out)
     grouped = arms(hyper, len(seeds))
     names = [m for m in METRICS if all(m in row for r in rows for row in r[:logged])]
     lines = [
@@ -94,8 +95,10 @@ def write_population_report(run_dir: Path) -> Path:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
+        record_report(run_dir, out, [f"{name}.png"])
         fig.savefig(out / f"{name}.png", dpi=110)
         plt.close(fig)
         lines.append(f"![{name}]({name}.png)")
+    record_report(run_dir, out, ["summary.md"])
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     return out

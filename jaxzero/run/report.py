@@ -18,6 +18,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from jaxzero.run import manifest  # noqa: E402
 from jaxzero.run.elo_files import ELO_FILE  # noqa: E402  (written by `jaxzero eval`)
 from jaxzero.run.files import FileProblem, check_writable, os_reason  # noqa: E402
 
@@ -149,6 +150,8 @@ def write_report(run_dir: str | Path) -> Path:
 
         try:
             return write_population_report(run_dir)
+        except FileProblem as problem:
+            raise ReportError(str(problem)) from None
         except OSError as error:
             raise ReportError(
                 f"cannot write the report in {run_dir / 'report'}: {os_reason(error)}"
@@ -157,6 +160,7 @@ def write_report(run_dir: str | Path) -> Path:
     elo_rows = read_elo_rows(run_dir)
     out = run_dir / "report"
     try:
+        manifest.make_folders(manifest.run_root(run_dir), out)
         check_writable(out, "the report")
         return _write_report(run_dir, out, rows, skipped, elo_rows)
     except FileProblem as problem:
@@ -174,6 +178,7 @@ def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
         chosen = [n for n in names if wanted(n)]
         if not chosen:
             continue
+        record_report(run_dir, out, [filename])
         fig, ax = plt.subplots(figsize=(7, 4))
         for name in chosen:
             xs, ys = _series(plotted, name)
@@ -186,11 +191,19 @@ def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
         plt.close(fig)
         made.append(filename)
     if elo_rows:
+        record_report(run_dir, out, ["elo.png"])
         _elo_figure(out / "elo.png", elo_rows, promotions)
         made.append("elo.png")
     lines = _summary(run_dir, rows, skipped, elo_rows, names, promotions, made)
+    record_report(run_dir, out, ["summary.md"])
     (out / "summary.md").write_text("\n".join(lines))
     return out
+
+
+def record_report(run_dir: Path, out: Path, names: list[str]) -> None:
+    """Record the report files ``names`` in the run's manifest, before they are written
+    (a crash part way leaves none unrecorded)."""
+    manifest.record(manifest.run_root(run_dir), files=[out / name for name in names])
 
 
 def _shown(value: float | None) -> str:
