@@ -334,10 +334,11 @@ def _resumed_game(run_dir: Path, game: str | None, trust_code: bool | list[str])
     names code not trusted (before anything, ``--sgf``'s game check included, imports it)."""
     from jaxzero.core.trust import check_trusted
     from jaxzero.run.config_file import CONFIG_FILE
-    from jaxzero.run.driver import holds_run, load_run_config
+    from jaxzero.run.driver import holds_run, load_run_config, refuse_foreign
 
     if not holds_run(run_dir):
         raise UsageError(f"nothing to resume in {run_dir}: start a new run without --resume")
+    refuse_foreign(run_dir)
     config = load_run_config(run_dir)
     check_trusted(config, run_dir / CONFIG_FILE, trust_code=trust_code)
     held = config.game

@@ -180,3 +180,15 @@ def test_a_file_of_the_users_in_a_step_folder_stops_force_before_any_deletion(
     with pytest.raises(RunDirError, match=r"checkpoints/4 holds notes.txt, which jaxzero did"):
         prepare_run_dir(run, ttt_config, resume=False, force=True)
     assert _snapshot(run) == before
+
+
+@pytest.mark.parametrize("config", ["{}", '{"seed": 42}'])
+def test_resume_refuses_a_config_json_without_our_manifest(tmp_path, config):
+    (tmp_path / "config.json").write_text(config)
+    (tmp_path / "model.pt").write_text("weights")
+    before = _snapshot(tmp_path)
+    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(tmp_path)]))
+    assert "is not a jaxzero run" in line
+    with pytest.raises(RunDirError, match="is not a jaxzero run"):
+        prepare_run_dir(tmp_path, None, resume=True, force=False)
+    assert _snapshot(tmp_path) == before

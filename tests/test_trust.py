@@ -21,7 +21,7 @@ from jaxzero.core import networks
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.presets import get_preset
 from jaxzero.core.trust import UntrustedCode, check_trusted, imported_code
-from jaxzero.run import agent_files
+from jaxzero.run import agent_files, manifest
 from jaxzero.run.agent import load_agent
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.driver import RunDirError, train
@@ -151,6 +151,7 @@ def test_a_game_naming_a_standard_module_neither_kills_nor_opens_a_console(tmp_p
 def test_resume_imports_no_game_the_run_folder_names(tmp_path, monkeypatch):
     run = tmp_path / "run"
     run.mkdir()
+    manifest.start(run)  # a run as jaxzero writes one, its config then edited
     config = config_to_dict(get_preset("tic_tac_toe")) | {"game": "evil_game:Game"}
     (run / "config.json").write_text(json.dumps(config))
     (tmp_path / "evil_game.py").write_text(PLANTED)

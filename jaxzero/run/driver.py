@@ -138,6 +138,7 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
     if resume:
         if not holds_run(run_dir):
             raise RunDirError(f"nothing to resume in {run_dir}: start a new run without --resume")
+        refuse_foreign(run_dir)
         return load_run_config(run_dir)
     assert config is not None
     if holds_run(run_dir):
@@ -168,17 +169,23 @@ def refuse_overwrite(run_dir: Path, force: bool) -> None:
     jaxzero deletes only what it wrote). The message says what the folder holds."""
     if not holds_run(run_dir):
         return
-    foreign = _not_a_run(run_dir)
-    if foreign:
-        raise RunDirError(
-            f"{run_dir} is not a jaxzero run ({foreign}; it holds {_listing(run_dir)}): "
-            "nothing was changed; pass --out DIR with a new folder"
-        )
+    refuse_foreign(run_dir)
     if not force:
         raise RunDirError(
             f"{run_dir} already holds a run ({_describe_run(run_dir)}): add --resume to "
             "continue it, --force to start over (deletes what the run wrote), or --out DIR "
             "for a new one"
+        )
+
+
+def refuse_foreign(run_dir: Path) -> None:
+    """RunDirError when ``run_dir``, which holds something, is not a jaxzero run: neither
+    a new run nor a resume writes into someone else's folder (not even a lock)."""
+    foreign = _not_a_run(run_dir)
+    if foreign:
+        raise RunDirError(
+            f"{run_dir} is not a jaxzero run ({foreign}; it holds {_listing(run_dir)}): "
+            "nothing was changed; pass --out DIR with a new folder"
         )
 
 
@@ -388,6 +395,8 @@ def _prepare(
     # trainer's: a custom game, network or search recorded by name.
     if not resume:  # before anything is written there, its lock included
         refuse_overwrite(run_dir, force)
+    elif holds_run(run_dir):
+        refuse_foreign(run_dir)
     if trainer is None and config is not None and not resume:
         trainer = _build(config, given)
         config = trainer.config
