@@ -71,7 +71,7 @@ from jaxzero.measure.probes import ShareJudge
 from jaxzero.run import hooks as hooks_lib
 from jaxzero.run import signals
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
-from jaxzero.run.config_file import CONFIG_FILE, read_config_dict
+from jaxzero.run.config_file import CONFIG_FILE, read_config_dict, read_config_file
 from jaxzero.run.elo_files import ELO_FILE
 from jaxzero.run.files import check_writable, os_reason, write_atomic
 from jaxzero.run.hooks import Hook
@@ -119,7 +119,7 @@ def load_run_config(run_dir: str | Path) -> Config:
     if not path.exists():
         raise RunDirError(f"{run_dir} holds no run ({CONFIG_FILE} missing)")
     try:
-        return read_config_dict(json.loads(path.read_text()))
+        return read_config_file(path)
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as error:
         raise RunDirError(
             f"{path} is not a readable config ({error}); restore it from "

@@ -27,6 +27,7 @@ from jaxzero.core.population import Population
 from jaxzero.run.config_file import flatten
 from jaxzero.run.files import write_atomic
 from jaxzero.run.hooks import FINITE, JsonlWriter, MetricsRow, Step
+from jaxzero.run.reads import read_text
 
 POPULATION_FILE = "population.json"
 MEMBERS_DIR = "members"
@@ -42,7 +43,7 @@ def read_population(run_dir: Path) -> tuple[list[int], dict[str, list[float]]]:
     it is unreadable."""
     path = run_dir / POPULATION_FILE
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path, run_dir))
         seeds = [int(s) for s in data["seeds"]]
         hyper = {str(k): [float(v) for v in values] for k, values in data["hyper"].items()}
     except (OSError, ValueError, KeyError, TypeError) as error:
@@ -70,7 +71,7 @@ def check_members(run_dir: Path, population: Population) -> None:
     for k, config in enumerate(population.members):
         path = member_folder(run_dir, k) / "config.json"
         try:
-            trained = flatten(json.loads(path.read_text()))
+            trained = flatten(json.loads(read_text(path, path.parent)))
         except (OSError, ValueError) as error:
             raise ValueError(f"{path} is not a readable member config ({error})") from None
         asked = flatten(json.loads(json.dumps(config_to_dict(config))))
