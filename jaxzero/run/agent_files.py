@@ -45,7 +45,7 @@ from jaxzero.core.config import Config, config_to_dict
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE
 from jaxzero.run.files import os_reason, sha256, write_atomic
-from jaxzero.run.reads import MB, FileRefused, read_bytes, read_text, sha256_inside
+from jaxzero.run.reads import MB, FileRefused, read_bytes, read_json, read_text, sha256_inside
 
 AGENT_FILE = "agent.json"
 PARAMS_FILE = "params.msgpack"
@@ -112,7 +112,7 @@ def read_facts(folder: Path) -> dict[str, Any]:
     path = folder / AGENT_FILE
     check_checksums(folder, (AGENT_FILE, CONFIG_FILE))
     try:
-        facts = json.loads(read_text(path, folder))
+        facts = read_json(path, folder)
     except (OSError, ValueError) as error:
         raise CheckpointError(f"{path} is unreadable ({error}); export the agent again") from None
     if not isinstance(facts, dict):

@@ -396,7 +396,7 @@ def _row_iteration(line: bytes) -> float:
     every checkpoint (so it is dropped)."""
     try:
         return float(json.loads(line)["iteration"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return float("inf")
 
 

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 MB = 1 << 20
 SMALL = MB  # config.json, agent.json, population.json, checksums: a few kB when jaxzero writes them
@@ -125,6 +127,16 @@ def _check_size(path: Path, size: int, limit: int) -> None:
 def read_text(path: Path, folder: Path, limit: int = SMALL) -> str:
     """:func:`read_bytes` as UTF-8 text (UnicodeDecodeError, a ValueError, if it is not)."""
     return read_bytes(path, folder, limit).decode("utf-8")
+
+
+def read_json(path: Path, folder: Path, limit: int = SMALL) -> Any:
+    """The JSON in ``path`` (:func:`read_text`); FileRefused when it nests too deeply for
+    Python's parser (``[[[[...`` of a megabyte), ValueError when it is no JSON."""
+    text = read_text(path, folder, limit)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise FileRefused(f"{path} nests its JSON deeper than Python can parse") from None
 
 
 def read_lines(

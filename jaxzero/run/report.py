@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from jaxzero.run.elo_files import ELO_FILE  # noqa: E402  (written by `jaxzero eval`)
 from jaxzero.run.files import FileProblem, check_writable, os_reason  # noqa: E402
-from jaxzero.run.reads import ELO, FileRefused, read_lines, read_text  # noqa: E402
+from jaxzero.run.reads import ELO, FileRefused, read_json, read_lines  # noqa: E402
 
 METRICS_FILE = "metrics.jsonl"
 
@@ -81,7 +81,7 @@ def _metrics_row(line: bytes | None) -> dict[str, float] | None:
         return None
     try:
         row = json.loads(line)  # bytes: UTF-8 is checked too
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
         return None
     numbers = isinstance(row, dict) and all(
         v is None or isinstance(v, int | float) for v in row.values()
@@ -96,7 +96,7 @@ def read_elo_rows(run_dir: Path) -> list[dict[str, float]]:
         return []
     needed = ("iteration", "elo", "elo_lower", "elo_upper")
     try:
-        rows = json.loads(read_text(path, run_dir, ELO))["rows"]
+        rows = read_json(path, run_dir, ELO)["rows"]
         if not all(isinstance(row[n], int | float) for row in rows for n in needed):
             raise TypeError("a row without its numbers")
     except (OSError, ValueError, KeyError, TypeError):
