@@ -649,6 +649,45 @@ def folders_naming_code(scratch: Path) -> list[Outcome]:
         result = "failed" if problem else "survived"
         outcomes.append(Outcome(f"a shared folder naming code: {name}", result,
                                 problem or _last(output)))  # fmt: skip
+
+
+def shared_folder_reads(scratch: Path, reference: Path) -> list[Outcome]:
+    """What a shared folder may hold where jaxzero expects its own file (issue 45, item 8):
+    config.json a symlink to /dev/zero (play) or a FIFO (eval), metrics.jsonl a symlink to
+    /dev/zero (report), a FIFO in a checkpoint step (eval): one line within a minute each,
+    never a hang or a read without bound."""
+    agent = scratch / "shared_agent"
+    code, output = finish("export", str(reference), "--out", str(agent))
+    if code != 0:
+        return [Outcome("shared folders", "failed", f"export: {_last(output)}")]
+    runs = {name: scratch / f"shared_{name}" for name in ("fifo", "metrics", "step")}
+    for run in runs.values():
+        shutil.copytree(reference, run)
+    (agent / "config.json").unlink()
+    (agent / "config.json").symlink_to("/dev/zero")
+    (runs["fifo"] / "config.json").unlink()
+    os.mkfifo(runs["fifo"] / "config.json")
+    (runs["metrics"] / "metrics.jsonl").unlink()
+    (runs["metrics"] / "metrics.jsonl").symlink_to("/dev/zero")
+    latest = max((runs["step"] / "checkpoints").glob("[0-9]*"), key=lambda p: int(p.name))
+    os.mkfifo(latest / "state" / "extra")
+    cases = (
+        ("config.json a symlink to /dev/zero, play", ("play", "--checkpoint", str(agent))),
+        ("config.json a FIFO, eval", ("eval", str(runs["fifo"]), "--games", "2")),
+        ("metrics.jsonl a symlink to /dev/zero, report", ("report", str(runs["metrics"]))),
+        ("a FIFO in a checkpoint step, eval", ("eval", str(runs["step"]), "--games", "2")),
+    )
+    outcomes = []
+    for name, args in cases:
+        process = jaxzero(*args, stdin=subprocess.PIPE, text=True)
+        try:
+            output, _ = process.communicate("1\n" * 9, timeout=60)
+            problem = one_line_error(process.returncode, output)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, problem = process.communicate()[0], "hung: killed after 60 s"
+        result = "failed" if problem else "survived"
+        outcomes.append(Outcome(name, result, problem or _last(output)))
     return outcomes
 
 
@@ -691,6 +730,7 @@ def main() -> None:
             *tampered_agent_folders(scratch, reference),
             *renumbered_and_edited(scratch, reference),
             *folders_naming_code(scratch),
+            *shared_folder_reads(scratch, reference),
         ]
     print(f"Fault probes on tiny tic-tac-toe runs of {ITERATIONS} iterations; "
           f"{time.monotonic() - begin:.0f} s in all.\n")  # fmt: skip

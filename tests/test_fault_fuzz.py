@@ -92,3 +92,85 @@ def test_any_agent_json_is_read_or_refused_in_one_line(facts):
         assert read["format"] == 1 and isinstance(read["iteration"], int)
         assert not isinstance(read["iteration"], bool) and read["iteration"] >= 0
         assert isinstance(read["game"], str) and read["game"]
+
+
+# Bounded, regular reads (issue 45, item 8): what a shared folder may hold where jaxzero
+# expects one of its files. Each kind is cheap: a sparse file costs no disk.
+VALID_CONFIG = json.dumps(config_to_dict(presets.get_preset("tic_tac_toe")))
+TEXTS = st.one_of(
+    st.just(VALID_CONFIG),
+    JSON.map(json.dumps),
+    st.sampled_from(["", "{", "NaN", "Infinity", "1" * 5000, "1e999", '{"seeds": [1e999]}']),
+    st.integers(1, 20_000).map(lambda depth: "[" * depth + "]" * depth),
+    st.binary(max_size=64).map(lambda b: b.decode("latin-1")),
+)
+KINDS = st.sampled_from(["text", "fifo", "dev_zero", "outside", "inside_link", "folder",
+                         "sparse", "dangling", "missing"])  # fmt: skip
+METRIC_LINES = st.lists(
+    st.one_of(
+        st.just('{"iteration": 1, "total_loss": 0.5}'),
+        JSON.map(json.dumps),
+        st.integers(1, 20_000).map(lambda depth: "[" * depth),
+        st.text(max_size=20),
+    ),
+    max_size=5,
+)
+
+
+def _plant(folder: Path, name: str, kind: str, text: str) -> None:
+    """``folder/name`` as a file of ``kind``, holding ``text`` where it holds anything."""
+    import os
+
+    path = folder / name
+    if kind == "text":
+        path.write_text(text)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev_zero":
+        path.symlink_to("/dev/zero")
+    elif kind in ("outside", "inside_link"):
+        target = folder.parent / f"out_{name}" if kind == "outside" else folder / f".in_{name}"
+        target.write_text(text)
+        path.symlink_to(target)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "sparse":
+        path.write_text(text)
+        os.truncate(path, (1 << 30) + 1)
+    elif kind == "dangling":
+        path.symlink_to(folder / "nowhere")
+
+
+def _read_everything(folder: Path) -> None:
+    """Each reader of a run or agent folder in turn; a refusal is one line of its kind."""
+    from jaxzero.run.agent import read_config
+    from jaxzero.run.agent_files import check_checksums
+    from jaxzero.run.driver import load_run_config
+    from jaxzero.run.members import read_population
+    from jaxzero.run.report import ReportError, read_elo_rows, read_metrics
+
+    readers = (load_run_config, read_config, read_facts, check_checksums, read_population,
+               read_metrics, read_elo_rows)  # fmt: skip
+    for reader in readers:
+        try:
+            reader(folder)
+        except (CheckpointError, RunDirError, ReportError, ValueError) as error:
+            assert "\n" not in str(error), (reader.__name__, str(error))
+
+
+@FUZZ
+@given(files=st.dictionaries(
+    st.sampled_from(["config.json", "agent.json", "population.json", "elo.json",
+                     "checksums.sha256"]),
+    st.tuples(KINDS, TEXTS), max_size=5),
+    metrics=st.tuples(KINDS, METRIC_LINES))  # fmt: skip
+def test_any_folder_is_read_or_refused_in_one_line_without_hanging(files, metrics):
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name) / "shared"
+        folder.mkdir()
+        for file, (kind, text) in files.items():
+            _plant(folder, file, kind, text)
+        _plant(folder, "metrics.jsonl", metrics[0], "\n".join(metrics[1]))
+        before = sorted(p.name for p in Path(name).rglob("*"))
+        _read_everything(folder)
+        assert sorted(p.name for p in Path(name).rglob("*")) == before  # nothing deleted

@@ -48,6 +48,7 @@ from jaxzero.run.checkpoint import (
     CheckpointRemoved,
 )
 from jaxzero.run.config_file import read_config_file
+from jaxzero.run.reads import FileRefused
 
 Array = jax.Array
 
@@ -212,6 +213,8 @@ def read_config(run_dir: Path) -> Config:
     """The run's config.json (an older layout is read in today's)."""
     try:
         return read_config_file(run_dir / "config.json")
+    except FileRefused as error:  # names the file and what is wrong with it
+        raise CheckpointError(f"{error}; it is no config.json that jaxzero wrote") from None
     except (OSError, ValueError) as error:
         raise CheckpointError(f"{run_dir / 'config.json'} is unreadable ({error})") from None
 

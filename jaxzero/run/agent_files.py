@@ -45,6 +45,7 @@ from jaxzero.core.config import Config, config_to_dict
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE
 from jaxzero.run.files import os_reason, sha256, write_atomic
+from jaxzero.run.reads import MB, FileRefused, read_bytes, read_json, read_text, sha256_inside
 
 AGENT_FILE = "agent.json"
 PARAMS_FILE = "params.msgpack"
@@ -111,7 +112,7 @@ def read_facts(folder: Path) -> dict[str, Any]:
     path = folder / AGENT_FILE
     check_checksums(folder, (AGENT_FILE, CONFIG_FILE))
     try:
-        facts = json.loads(path.read_text())
+        facts = read_json(path, folder)
     except (OSError, ValueError) as error:
         raise CheckpointError(f"{path} is unreadable ({error}); export the agent again") from None
     if not isinstance(facts, dict):
@@ -154,7 +155,7 @@ def read_params(folder: Path, template: Any) -> Any:
     path = folder / PARAMS_FILE
     check_checksums(folder, (PARAMS_FILE,))
     try:
-        stored = serialization.msgpack_restore(path.read_bytes())
+        stored = serialization.msgpack_restore(read_bytes(path, folder, _params_cap(template)))
     except (OSError, ValueError, TypeError) as error:
         raise CheckpointError(f"{path} is unreadable ({error}); export the agent again") from None
     wanted = _named_leaves(serialization.to_state_dict(template))
@@ -168,6 +169,13 @@ def read_params(folder: Path, template: Any) -> Any:
     checked = {key: _checked_leaf(path, key, found[key], like) for key, like in wanted.items()}
     tree = _nested(checked)
     return jax.tree.map(jax.numpy.asarray, serialization.from_state_dict(template, tree))
+
+
+def _params_cap(template: Any) -> int:
+    """The most bytes params.msgpack may hold for ``template``'s network: each number in
+    float64 at most (an export writes float32) and a megabyte for msgpack's names and headers."""
+    numbers = sum(int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(template))
+    return 8 * numbers + MB
 
 
 def _named_leaves(tree: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
@@ -254,7 +262,9 @@ def check_checksums(folder: Path, names: tuple[str, ...] = CHECKSUMMED) -> None:
     if not listing.exists():
         return
     try:
-        lines = listing.read_text().splitlines()
+        lines = read_text(listing, folder).splitlines()
+    except FileRefused as error:
+        raise CheckpointError(f"{error}; export the agent again") from None
     except (OSError, ValueError) as error:
         raise CheckpointError(
             f"{listing} is unreadable ({os_reason(error)}); export the agent again"
@@ -267,7 +277,9 @@ def check_checksums(folder: Path, names: tuple[str, ...] = CHECKSUMMED) -> None:
         if name not in expected:
             raise CheckpointError(f"{listing} lists no checksum for {name}; export the agent again")
         try:
-            digest = sha256(folder / name)
+            digest = sha256_inside(folder / name, folder)
+        except FileRefused as error:
+            raise CheckpointError(f"{error}; export the agent again") from None
         except OSError as error:
             raise CheckpointError(
                 f"{folder / name} is unreadable ({os_reason(error)}); export the agent again"

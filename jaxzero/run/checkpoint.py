@@ -56,6 +56,7 @@ import orbax.checkpoint as ocp
 
 from jaxzero.core import mcts, sharding
 from jaxzero.run.files import FileProblem, check_writable, os_reason, sha256, write_atomic
+from jaxzero.run.reads import LISTING, FileRefused, odd_entry, read_bytes, sha256_inside
 
 CHECKPOINT_DIR = "checkpoints"
 CHECKSUMS = "checksums.sha256"
@@ -225,24 +226,32 @@ def write_checksums(folder: Path, skip: str = "") -> None:
 
 
 def damaged_file(folder: Path) -> str | None:
-    """The first file of checkpoint ``folder`` that does not match its checksum (or is
-    missing), None when all match. A step without checksums (written by an older jaxzero,
-    or killed between orbax's commit and the checksums) counts as intact."""
-    listing = folder / CHECKSUMS
-    try:
-        text = listing.read_text(errors="replace")
+    """What is wrong with checkpoint ``folder``, in words ("NAME does not match its
+    checksum", "NAME is missing", "PATH is a FIFO, not a regular file"), None when nothing.
+    Every entry must be a folder or a regular file inside it (:func:`odd_entry`: checked
+    before orbax opens one). A step without checksums (written by an older jaxzero, or
+    killed between orbax's commit and the checksums) counts as intact."""
+    odd = odd_entry(folder)
+    if odd is not None:
+        return odd
+    try:  # a listing names every file of the step: a few kB
+        text = read_bytes(folder / CHECKSUMS, folder, LISTING).decode(errors="replace")
     except FileNotFoundError:
         return None
+    except FileRefused as error:
+        return str(error)
     expected = {}
     for line in text.splitlines():
         digest, _, name = line.partition("  ")
         expected[name] = digest
     for name, digest in expected.items():  # only those listed: others may come and go
         try:
-            if sha256(folder / name) != digest:
-                return name
-        except (FileNotFoundError, IsADirectoryError):
-            return f"{name} (missing)"
+            if sha256_inside(folder / name, folder) != digest:
+                return f"{name} does not match its checksum"
+        except FileRefused as error:
+            return f"{name} is missing" if (folder / name).is_dir() else str(error)
+        except FileNotFoundError:
+            return f"{name} is missing"
     return None
 
 
@@ -526,8 +535,7 @@ class Checkpointer:
         if damaged is not None:
             self._unless_removed(step)
             raise CheckpointError(
-                f"checkpoint {step} in {self.shown} is damaged ({damaged} does not match "
-                f"its checksum); {self._fallback(step)}"
+                f"checkpoint {step} in {self.shown} is damaged ({damaged}); {self._fallback(step)}"
             )
         return step
 

@@ -8,11 +8,11 @@ directories keep loading.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from jaxzero.core.config import Config, config_from_dict
+from jaxzero.run.reads import read_json
 
 CONFIG_FILE = "config.json"
 
@@ -50,8 +50,9 @@ def read_config_dict(data: Any) -> Config:
 
 
 def read_config_file(path: Path) -> Config:
-    """The Config in the file ``path`` (OSError, ValueError as json and the config raise)."""
-    return read_config_dict(json.loads(path.read_text()))
+    """The Config in the file ``path``, a config.json read as :mod:`jaxzero.run.reads`
+    reads a folder's files (OSError; ValueError as they, json and the config raise)."""
+    return read_config_dict(read_json(path, path.parent))
 
 
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:

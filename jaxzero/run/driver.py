@@ -74,7 +74,7 @@ from jaxzero.measure.probes import ShareJudge
 from jaxzero.run import hooks as hooks_lib
 from jaxzero.run import manifest, signals
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
-from jaxzero.run.config_file import CONFIG_FILE, read_config_dict
+from jaxzero.run.config_file import CONFIG_FILE, read_config_dict, read_config_file
 from jaxzero.run.files import FileProblem, check_writable, os_reason, write_atomic
 from jaxzero.run.hooks import Hook
 from jaxzero.run.members import (
@@ -123,7 +123,7 @@ def load_run_config(run_dir: str | Path) -> Config:
     if not path.exists():
         raise RunDirError(f"{run_dir} holds no run ({CONFIG_FILE} missing)")
     try:
-        return read_config_dict(json.loads(path.read_text()))
+        return read_config_file(path)
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as error:
         raise RunDirError(
             f"{path} is not a readable config ({error}); restore it from "
@@ -204,8 +204,8 @@ def _not_a_run(run_dir: Path) -> str:
     if not path.is_file():
         return f"it has a {CHECKPOINT_DIR}/ but no {CONFIG_FILE}"
     try:
-        read_config_dict(json.loads(path.read_text()))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as error:
+        read_config_file(path)  # bounded: a link to /dev/zero or a FIFO is refused
+    except (OSError, UnicodeDecodeError, ValueError) as error:
         reason = str(error).split("; valid keys")[0]
         return f"its {CONFIG_FILE} is not a jaxzero config: {reason}"
     if not manifest.older_run(run_dir):

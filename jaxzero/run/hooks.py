@@ -36,6 +36,7 @@ from jaxzero.measure.gate import Gate, copy_variables
 from jaxzero.run import manifest
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 from jaxzero.run.files import FileProblem, os_reason, write_atomic
+from jaxzero.run.reads import FileRefused, read_lines
 
 Array = jax.Array
 ARENA_STREAM, EVAL_STREAM = 1, 2  # key streams of the checks, apart from the training key
@@ -353,10 +354,15 @@ class JsonlWriter:
         if not self.path.exists():
             return
         restored = int(state.iteration)
-        lines = self.path.read_bytes().splitlines(keepends=True)
-        kept = [line for line in lines if _row_iteration(line) <= restored]
+        try:  # a line at a time, each bounded (jaxzero.run.reads)
+            lines = [line for _, line in read_lines(self.path, self.path.parent)]
+        except FileRefused as error:
+            raise FileProblem(f"{error}: move it away") from None
+        except OSError as error:
+            raise FileProblem(f"cannot read {self.path}: {os_reason(error)}") from None
+        kept = [line for line in lines if line is not None and _row_iteration(line) <= restored]
         if len(kept) < len(lines):
-            write_atomic(self.path, b"".join(kept))
+            write_atomic(self.path, b"".join(line + b"\n" for line in kept))
 
     def __call__(self, step: Step) -> None:
         row = step.record()
@@ -394,7 +400,7 @@ def _row_iteration(line: bytes) -> float:
     every checkpoint (so it is dropped)."""
     try:
         return float(json.loads(line)["iteration"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return float("inf")
 
 

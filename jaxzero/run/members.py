@@ -28,6 +28,7 @@ from jaxzero.run import manifest
 from jaxzero.run.config_file import flatten
 from jaxzero.run.files import write_atomic
 from jaxzero.run.hooks import FINITE, JsonlWriter, MetricsRow, Step
+from jaxzero.run.reads import read_json
 
 POPULATION_FILE = "population.json"
 MEMBERS_DIR = "members"
@@ -43,10 +44,10 @@ def read_population(run_dir: Path) -> tuple[list[int], dict[str, list[float]]]:
     it is unreadable."""
     path = run_dir / POPULATION_FILE
     try:
-        data = json.loads(path.read_text())
+        data = read_json(path, run_dir)
         seeds = [int(s) for s in data["seeds"]]
         hyper = {str(k): [float(v) for v in values] for k, values in data["hyper"].items()}
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, OverflowError) as error:
         raise ValueError(f"{path} is not a readable population ({error})") from None
     return seeds, hyper
 
@@ -73,7 +74,10 @@ def check_members(run_dir: Path, population: Population) -> None:
     for k, config in enumerate(population.members):
         path = member_folder(run_dir, k) / "config.json"
         try:
-            trained = flatten(json.loads(path.read_text()))
+            trained = read_json(path, path.parent)
+            if not isinstance(trained, dict):
+                raise ValueError("no JSON object")
+            trained = flatten(trained)
         except (OSError, ValueError) as error:
             raise ValueError(f"{path} is not a readable member config ({error})") from None
         asked = flatten(json.loads(json.dumps(config_to_dict(config))))

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from jaxzero.run import manifest  # noqa: E402
 from jaxzero.run.elo_files import ELO_FILE  # noqa: E402  (written by `jaxzero eval`)
 from jaxzero.run.files import FileProblem, check_writable, os_reason  # noqa: E402
+from jaxzero.run.reads import ELO, FileRefused, read_json, read_lines  # noqa: E402
 
 METRICS_FILE = "metrics.jsonl"
 
@@ -52,33 +53,41 @@ class ReportError(RuntimeError):
 def read_metrics(run_dir: Path) -> tuple[list[dict[str, float]], list[int]]:
     """The rows of ``metrics.jsonl`` and the numbers of the lines that are not a row
     (cut short by a crash, or damaged bytes), which the report skips and names. A value
-    that was NaN or infinite is written as null: None here."""
+    that was NaN or infinite is written as null: None here. The file is read a line at a
+    time (:func:`jaxzero.run.reads.read_lines`): a line too long to be a row is skipped."""
     path = run_dir / METRICS_FILE
     if not path.exists():
         raise ReportError(f"{run_dir} has no {METRICS_FILE}: is it a jaxzero run directory?")
+    rows, skipped = [], []
     try:
-        lines = path.read_bytes().splitlines()
+        for number, line in read_lines(path, run_dir):
+            row = _metrics_row(line)
+            if row is not None:
+                rows.append(row)
+            elif line is None or line.strip():
+                skipped.append(number)
+    except FileRefused as error:
+        raise ReportError(f"{error}: move it away") from None
     except OSError as error:
         raise ReportError(f"cannot read {path}: {os_reason(error)}") from None
-    rows, skipped = [], []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)  # bytes: UTF-8 is checked too
-        except ValueError:
-            skipped.append(number)
-            continue
-        numbers = isinstance(row, dict) and all(
-            v is None or isinstance(v, int | float) for v in row.values()
-        )
-        if numbers and isinstance(row.get("iteration"), int | float):
-            rows.append(row)
-        else:
-            skipped.append(number)
     if not rows:
         raise ReportError(f"{path} holds no rows: train for at least one logging interval")
     return rows, skipped
+
+
+def _metrics_row(line: bytes | None) -> dict[str, float] | None:
+    """The row of a metrics.jsonl line: an object of numbers (or nulls) with an
+    iteration; None for anything else (a cut line, damaged bytes, a blank line)."""
+    if not line:
+        return None
+    try:
+        row = json.loads(line)  # bytes: UTF-8 is checked too
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
+        return None
+    numbers = isinstance(row, dict) and all(
+        v is None or isinstance(v, int | float) for v in row.values()
+    )
+    return row if numbers and isinstance(row.get("iteration"), int | float) else None
 
 
 def read_elo_rows(run_dir: Path) -> list[dict[str, float]]:
@@ -88,7 +97,7 @@ def read_elo_rows(run_dir: Path) -> list[dict[str, float]]:
         return []
     needed = ("iteration", "elo", "elo_lower", "elo_upper")
     try:
-        rows = json.loads(path.read_text())["rows"]
+        rows = read_json(path, run_dir, ELO)["rows"]
         if not all(isinstance(row[n], int | float) for row in rows for n in needed):
             raise TypeError("a row without its numbers")
     except (OSError, ValueError, KeyError, TypeError):
