@@ -22,6 +22,8 @@ runs in a scratch folder, and checks what a user would check afterwards:
 * sizes beyond memory (``replay.capacity=1e10``, ``selfplay.batch_size=1e9``): one line
   naming the setting, before anything is written;
 * a diverging run: one line naming the iteration, strict-JSON metrics, no NaN checkpoint;
+* a population member diverging: it alone stops, named and recorded; the others train
+  and resume; its export refused; every member diverging: one line;
 * ``eval`` while the run trains and prunes its checkpoints: every eval finishes;
 * tampered agent folders (a flipped byte, NaN parameters, a malformed agent.json) and
   swapped checkpoint folders or an edited config.json on resume: one line each.
@@ -503,6 +505,39 @@ def divergence(scratch: Path) -> Outcome:
     return Outcome("a diverging run (learning rate 1e30)", result, problem or _last(output))
 
 
+def diverging_member(scratch: Path) -> Outcome:
+    """A population whose member 1 diverges (learning rate 1e30): the run
+    finishes its budget and resumes, member 1 named in one line and recorded in strict
+    JSON, its export refused in one line; with every member diverging, one line."""
+    import json
+
+    run = scratch / "diverging-member"
+    grid = ["--grid", "optim.learning_rate=1e-3,1e30"]
+    code, output = finish(*train_args(run, 8, 2, resume=False), *grid)
+    problem = f"exit code {code}" if code else ""
+    if not problem and "member 1 of" not in output:
+        problem = "no line names member 1"
+    try:
+        text = (run / "population.json").read_text()
+        record = json.loads(text, parse_constant=lambda name: 1 / 0)["diverged"]
+        problem = problem or ("" if [r["member"] for r in record] == [1] else f"{record}")
+    except (ZeroDivisionError, ValueError, OSError, KeyError, TypeError):
+        problem = problem or "population.json records no diverged member in strict JSON"
+    code, resumed = finish(*train_args(run, 10, 2, resume=True))
+    problem = problem or (f"--resume: exit code {code}" if code else "")
+    code, exported = finish("export", str(run / "members" / "1"), "--out", str(scratch / "m1"))
+    problem = problem or one_line_error(code, exported)
+    everyone = scratch / "diverging-members"
+    grid = ["--grid", "optim.learning_rate=1e30,1e31"]
+    code, stopped = finish(*train_args(everyone, 8, 2, resume=False), *grid)
+    problem = problem or one_line_error(code, stopped)
+    lines = [line for line in output.splitlines() if line.startswith("member 1 of")]
+    named = lines[-1] if lines else ""
+    detail = problem or f"{named}; export: {_last(exported)}; all: {_last(stopped)}"
+    result = "failed" if problem else "survived"
+    return Outcome("a population member diverging (learning rate 1e30)", result, detail)
+
+
 def eval_during_training(scratch: Path, evals: int = 3) -> Outcome:
     """`jaxzero eval` of a run still training, checkpointing every iteration and keeping
     the newest 3: each eval finishes (a step removed meanwhile skipped and named)."""
@@ -726,6 +761,7 @@ def main() -> None:
             interrupts_in_start_up(scratch, args.interrupts, random.Random(args.seed)),
             *sizes_beyond_memory(scratch),
             divergence(scratch),
+            diverging_member(scratch),
             eval_during_training(scratch),
             *tampered_agent_folders(scratch, reference),
             *renumbered_and_edited(scratch, reference),

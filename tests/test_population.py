@@ -1,6 +1,7 @@
 """Populations: member k of ``make_population`` is the single run of seed k and its own
 hyperparameters, number for number; one compile; refusals; the run directory of members."""
 
+import dataclasses
 import json
 
 import jax
@@ -234,3 +235,127 @@ def test_a_population_beyond_memory_is_refused_before_compiling(ttt_config, trai
     check_memory(trainer, available=8 * one, members=8)  # fits
     with pytest.raises(ValueError, match="the population of 9 members needs about .* free: lower"):
         check_memory(trainer, available=8 * one, members=9)
+
+
+@pytest.fixture(scope="module")
+def diverging(ttt_config):
+    """Two members, the second's learning rate so large that its third iteration (its
+    second of updates) is not finite. (Not ``optim.max_grad_norm=0``: that clips every
+    gradient to zero, and only weight decay would move the parameters.)"""
+    config = apply_overrides(ttt_config, {"evaluation.every": 2, "train.log_every": 1})
+    return make_population(config, seeds=[0, 1], hyper={"optim.learning_rate": [1e-3, 1e30]})
+
+
+def _leaves_equal(a, b) -> bool:
+    return all(
+        np.array_equal(np.asarray(x), np.asarray(y))
+        for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
+    )
+
+
+def _rates(population, rates):
+    """Other learning rates for the population's compiled step (placed as its own)."""
+    placed = population.values["optim.learning_rate"]
+    return {"optim.learning_rate": jax.device_put(np.float32(rates), placed.sharding)}
+
+
+def _finite(tree) -> bool:
+    return all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(tree))
+
+
+def test_a_diverging_member_is_frozen_and_the_others_train_on(diverging):
+    """Member 1 diverges at iteration 3: its state stays the one after iteration 2,
+    finite, marked; member 0 trains on exactly as beside a member that stays finite (the
+    same compiled program, member 1's learning rate 1e-3)."""
+    first = diverging.init()
+    states, state = [first], first
+    for _ in range(5):
+        state, metrics, _ = diverging.iteration(state)
+        states.append(state)
+    assert np.asarray(state.diverged_at).tolist() == [0, 3]
+    assert np.asarray(metrics["finite"]).tolist() == [1.0, 0.0]
+    assert np.asarray(state.iteration).tolist() == [5, 2]
+    frozen = member(state, 1).train_state()
+    assert _leaves_equal(frozen, member(states[2], 1).train_state()) and _finite(frozen)
+    assert _finite(state)  # what a checkpoint saves
+
+    healthy = _rates(diverging, [1e-3, 1e-3])
+    beside = first
+    for _ in range(5):
+        beside, _, _ = diverging.step(beside, healthy)
+    assert np.asarray(beside.diverged_at).tolist() == [0, 0]
+    assert _leaves_equal(member(state, 0).train_state(), member(beside, 0).train_state())
+    assert not _leaves_equal(member(first, 0).params, member(state, 0).params)
+    assert diverging.step._cache_size() == 1
+
+
+def test_a_diverged_member_stays_frozen_in_the_run_its_resume_and_refuses_to_load(
+    tmp_path, diverging, capsys
+):
+    run = tmp_path / "run"
+    assert train(run, trainer=diverging, iterations=4).iterations == 4
+    said = capsys.readouterr().err
+    assert f"member 1 of {run} diverged at iteration 3 (optim.learning_rate=1e+30), seed 1" in said
+
+    def no_constant(name):
+        raise ValueError(f"not strict JSON: {name}")
+
+    record = json.loads((run / "population.json").read_text(), parse_constant=no_constant)
+    assert record["diverged"] == [
+        {"member": 1, "seed": 1, "iteration": 3, "hyper": {"optim.learning_rate": 1e30}}
+    ]
+    rows = [(member_folder(run, k) / "metrics.jsonl").read_text().splitlines() for k in (0, 1)]
+    assert [json.loads(r)["iteration"] for r in rows[1]] == [1, 2]  # its rows stop there
+    assert len(rows[0]) == 4
+    saved = _restore(run, diverging)
+    assert np.asarray(saved.diverged_at).tolist() == [0, 3] and _finite(saved)
+
+    assert train(run, trainer=diverging, resume=True, iterations=6).iterations == 6
+    resumed = _restore(run, diverging)
+    assert np.asarray(resumed.diverged_at).tolist() == [0, 3]
+    assert _leaves_equal(member(resumed, 1), member(saved, 1))  # still frozen
+    assert np.asarray(resumed.iteration).tolist() == [6, 2]
+
+    refusal = f"error: member 1 of {run} diverged at iteration 3 (optim.learning_rate=1e+30); "
+    shown = str(member_folder(run, 1))
+    exported = runner.invoke(app, ["export", shown, "--out", str(tmp_path / "agent")])
+    evaluated = runner.invoke(app, ["eval", shown, "--opponents", "random", "--games", "2"])
+    for result in (exported, evaluated):
+        assert result.exit_code == 2 and result.output.startswith(refusal), result.output
+        assert len(result.output.strip().splitlines()) == 1, result.output
+    assert not (tmp_path / "agent").exists()
+    reported = runner.invoke(app, ["report", str(run)])
+    assert reported.exit_code == 0, reported.output
+    summary = (run / "report" / "summary.md").read_text()
+    assert "Diverged (left out of their arms): member 1 of" in summary
+    assert "| optim.learning_rate=1e+30 | 0 (diverged) |" in summary
+    assert "| optim.learning_rate=0.001 | 1 |" in summary
+
+
+def test_every_member_diverging_stops_the_run(tmp_path, diverging):
+    """Both members' learning rates huge (the same compiled program): the run stops as a
+    single run does, naming each member, that iteration not saved."""
+    from jaxzero.run.hooks import Diverged
+
+    huge = dataclasses.replace(
+        diverging,
+        members=tuple(apply_overrides(m, {"optim.learning_rate": 1e30}) for m in diverging.members),
+        hyper={"optim.learning_rate": (1e30, 1e30)},
+        values=_rates(diverging, [1e30, 1e30]),
+    )
+    with pytest.raises(Diverged, match=r"every member .*\(member 0 at iteration 3, member 1 at"):
+        train(tmp_path / "run", trainer=huge, iterations=6)
+    with Checkpointer(tmp_path / "run") as checkpointer:
+        assert checkpointer.latest_step() == 2
+
+
+def test_a_population_checkpoint_without_divergence_flags_resumes(tmp_path, diverging):
+    """A checkpoint of a jaxzero before members failed alone (no ``diverged_at``) restores
+    with no member diverged."""
+    state = diverging.init()
+    with Checkpointer(tmp_path) as checkpointer:
+        checkpointer.save(0, state.train_state(), {})
+    with Checkpointer(tmp_path) as checkpointer:
+        restored = checkpointer.restore(jax.eval_shape(diverging.init))[0]
+    assert np.asarray(restored.diverged_at).tolist() == [0, 0]
+    assert _leaves_equal(restored.train_state().params, state.params)

@@ -41,6 +41,8 @@ from jaxzero.core.policies import SearchPolicy
 
 Array = jax.Array
 Metrics = dict[str, Array]
+# The metric that says the iteration stayed finite (1.0 or 0.0; the driver's guard reads it).
+FINITE = "finite"
 # The learner's metrics of every update that the ``finite`` metric checks.
 FINITE_METRICS = ("policy_loss", "value_loss", "grad_norm")
 
@@ -405,7 +407,7 @@ def make_step(
             "buffer_fill": size.astype(jnp.float32) / (buffer.capacity * shards),
             "positions_written": (state.positions_written + written).astype(jnp.float32),
             "updated": readyf,
-            "finite": _finite(params, opt_state, learn_metrics, ready),
+            FINITE: _finite(params, opt_state, learn_metrics, ready),
         } | _outcome_metrics(env.num_players, sums, per_game)
         new_state = TrainState(
             params=params,

@@ -20,6 +20,12 @@ the axis is refused, naming it.
 
 With several devices the members are split over them (P a multiple of the device count),
 each device training its own members with no collective at all.
+
+A member fails alone: an iteration that leaves its losses, gradient norms, parameters or
+optimizer state NaN or infinite is discarded, its state kept as it was (the last finite
+one), and its ``diverged_at`` set to that iteration (:class:`PopulationState`); from then
+on it is frozen, inside the same compiled iteration, while the others train on. Its
+metric ``finite`` is 1.0 while it trains, 0.0 from that iteration on.
 """
 
 from __future__ import annotations
@@ -37,10 +43,18 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from envs.core import Env
+from envs.core import Env, state_dataclass
 from jaxzero.core import learner, sharding
 from jaxzero.core.config import Config, apply_overrides, valid_keys
-from jaxzero.core.loop import Metrics, Trainer, TrainState, make_init, make_step, make_trainer
+from jaxzero.core.loop import (
+    FINITE,
+    Metrics,
+    Trainer,
+    TrainState,
+    make_init,
+    make_step,
+    make_trainer,
+)
 from jaxzero.core.policies import SearchPolicy
 
 Array = jax.Array
@@ -64,6 +78,30 @@ number the iteration only computes with, so it enters as a traced value. Any oth
 fixes a shape or the code and is refused on the population axis."""
 
 
+@state_dataclass
+class PopulationState(TrainState):
+    """A population's TrainState (every leaf [P, ...]) and which members diverged.
+
+    Attributes:
+        diverged_at: int32 [P]: 0 while member k trains; else the iteration whose result
+            was not finite, discarded: the member's state is the one before it, frozen.
+    """
+
+    diverged_at: Array  # int32 [P]  0: training; else the iteration it diverged at
+
+    @classmethod
+    def of(cls, state: TrainState, diverged_at: Array) -> PopulationState:
+        return cls(**_fields(state), diverged_at=diverged_at)
+
+    def train_state(self) -> TrainState:
+        """The TrainState without the divergence flags (a single run's layout)."""
+        return TrainState(**_fields(self))
+
+
+def _fields(state: TrainState) -> dict[str, Any]:
+    return {f.name: getattr(state, f.name) for f in dataclasses.fields(TrainState)}
+
+
 @dataclasses.dataclass(frozen=True)
 class Population:
     """What :func:`make_population` builds: P training runs stepped as one program.
@@ -78,9 +116,10 @@ class Population:
         trainer: one member's :class:`~jaxzero.core.loop.Trainer` (env, network, search,
             ``apply_fn``), on one device: what evaluating and loading a member use.
         values: the traced settings as float32 [P] arrays (the ``step``'s second input).
-        init_fn: jitted ``keys -> TrainState`` (keys uint32 [P, 2], every leaf [P, ...]).
+        init_fn: jitted ``keys -> PopulationState`` (keys uint32 [P, 2], every leaf
+            [P, ...]).
         step: jitted ``(state, values) -> (state, metrics, moves)``: the iteration of
-            every member; metrics [P] each, moves [P, T, B].
+            every member (a diverged one frozen); metrics [P] each, moves [P, T, B].
     """
 
     config: Config
@@ -89,33 +128,38 @@ class Population:
     hyper: dict[str, tuple[float, ...]]
     trainer: Trainer
     values: dict[str, Array]
-    init_fn: Callable[[Array], TrainState]
-    step: Callable[[TrainState, dict[str, Array]], tuple[TrainState, Metrics, dict[str, Array]]]
+    init_fn: Callable[[Array], PopulationState]
+    step: Callable[
+        [PopulationState, dict[str, Array]], tuple[PopulationState, Metrics, dict[str, Array]]
+    ]
 
     @property
     def size(self) -> int:
         """P, the number of members."""
         return len(self.seeds)
 
-    def init(self) -> TrainState:
+    def init(self) -> PopulationState:
         """The members' initial states, stacked.
 
         Returns:
-            A TrainState whose leaves are [P, ...]: member k's slice is
-            ``make_trainer(members[k]).init(jax.random.key(seeds[k]))``.
+            A PopulationState whose leaves are [P, ...]: member k's slice is
+            ``make_trainer(members[k]).init(jax.random.key(seeds[k]))``, none diverged.
         """
         keys = jnp.stack([jax.random.key_data(jax.random.key(s)) for s in self.seeds])
         return self.init_fn(keys)
 
-    def iteration(self, state: TrainState) -> tuple[TrainState, Metrics, dict[str, Array]]:
+    def iteration(
+        self, state: PopulationState
+    ) -> tuple[PopulationState, Metrics, dict[str, Array]]:
         """One iteration of every member, one compiled call.
 
         Args:
-            state: the population's TrainState (leaves [P, ...]).
+            state: the population's state (leaves [P, ...]).
 
         Returns:
-            ``(state, metrics, moves)``: the next state, each metric [P] (member k's
-            value at k), and the self-play moves [P, T, B] each.
+            ``(state, metrics, moves)``: the next state (a member whose iteration was not
+            finite kept as it was, and marked), each metric [P] (member k's value at k),
+            and the self-play moves [P, T, B] each.
         """
         return self.step(state, self.values)
 
@@ -219,9 +263,10 @@ def make_population(
     )
 
 
-def _member_init(trainer: Trainer) -> Callable[[Array], TrainState]:
+def _member_init(trainer: Trainer) -> Callable[[Array], PopulationState]:
     """One member's ``init`` unjitted (the population's own jit places its members)."""
-    return make_init(trainer.config, trainer.env, trainer.network, trainer.optimizer)
+    init = make_init(trainer.config, trainer.env, trainer.network, trainer.optimizer)
+    return lambda key: PopulationState.of(init(key), jnp.int32(0))
 
 
 def _member_step(trainer: Trainer, hyper: Mapping[str, Any]) -> Callable:
@@ -229,14 +274,29 @@ def _member_step(trainer: Trainer, hyper: Mapping[str, Any]) -> Callable:
     config whose settings in ``hyper`` are the member's traced values."""
     config, env, apply_fn, search = trainer.config, trainer.env, trainer.apply_fn, trainer.search
 
-    def one(state: TrainState, values: dict[str, Array]):
+    def one(state: PopulationState, values: dict[str, Array]):
         member_config = _traced(config, values)
         optimizer = learner.make_optimizer(member_config.optim)  # its state's layout is init's
         changes = _search_values(values)
         member_search = search.replace(**changes) if changes else search  # type: ignore[attr-defined]
-        return make_step(member_config, env, apply_fn, optimizer, search=member_search)(state)
+        step = make_step(member_config, env, apply_fn, optimizer, search=member_search)
+        return _unless_diverged(step, state)
 
     return one
+
+
+def _unless_diverged(step: Callable, state: PopulationState):
+    """``step`` of one member, its result kept only while the member stays finite: a
+    diverged member's state stays its last finite one (a select, no host round trip),
+    so that one member's fault never reaches the others' program or checkpoints."""
+    before = state.train_state()
+    after, metrics, moves = step(before)
+    training = state.diverged_at == 0
+    kept = training & (metrics[FINITE] > 0)
+    after = jax.tree.map(lambda new, old: jnp.where(kept, new, old), after, before)
+    diverged_at = jnp.where(training & ~kept, before.iteration + 1, state.diverged_at)
+    metrics = metrics | {FINITE: kept.astype(jnp.float32)}
+    return PopulationState.of(after, diverged_at.astype(jnp.int32)), metrics, moves
 
 
 def _in_groups(one: Callable, local: int, at_once: int) -> Callable:

@@ -323,6 +323,8 @@ def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any], 
             f"{run_dir} holds a population of {size} members, each its own agent: name one, "
             f"{members.member_folder(run_dir, 0)} to {members.member_folder(run_dir, size - 1)}"
         )
+    if refusal := members.diverged_refusal(run_dir, found_step if step is None else step):
+        raise CheckpointError(refusal)
     config = apply_overrides(read_config(run_dir), settings)
     env, network, search, config = _rebuild(run_dir, config, given)
     # One device whatever mesh the run trained on (orbax reshards the restored arrays).
@@ -493,8 +495,11 @@ def _found_checkpoints(paths: Sequence[Path], every: int) -> list[tuple[Path, in
 
 
 def _removed(run_dir: Path, step: int, error: CheckpointError) -> bool:
-    """Whether ``error``, reading the listed ``step``, comes of its removal meanwhile."""
-    gone = not (run_dir / CHECKPOINT_DIR / str(step)).is_dir()
+    """Whether ``error``, reading the listed ``step``, comes of its removal meanwhile
+    (a member's checkpoints are its population's)."""
+    population = members.member_of(run_dir)
+    folder = run_dir if population is None else population[0]
+    gone = not (folder / CHECKPOINT_DIR / str(step)).is_dir()
     return isinstance(error, CheckpointRemoved) or gone
 
 

@@ -73,6 +73,10 @@ AGENT_FIELDS = ("best_params", "iteration")
 # written by a jaxzero whose games paid only their outcome, on their last move, so a game
 # in progress had returned nothing yet: zeros are exact.
 ADDED_SELFPLAY_FIELDS = ("value_return",)
+# Top-level fields a checkpoint may lack, likewise restored as zeros. diverged_at (a
+# population's members that diverged, 0: none): a jaxzero without it stopped the whole
+# population at the first divergence and never saved that state, so zeros are exact.
+ADDED_FIELDS = ("diverged_at",)
 # Self-play fields never saved: the carried search trees of tree reuse are a cache of the
 # last searches (B x (2S + 1) env states, more than the rest of a Go run's self-play), so
 # a resumed run's games start their next searches from empty trees, as after a new game.
@@ -98,6 +102,10 @@ def _empty_trees_like(abstract: Any) -> Any:
 
     trees = jax.tree.map(zeros, abstract)
     return mcts.cleared(trees, jnp.ones(trees.node_visits.shape[:1], bool))
+
+
+def _zeros_like(like: Any) -> Any:
+    return jnp.zeros(like.shape, like.dtype)
 
 
 def _without_fields(node: Any, names: set[str]) -> Any:
@@ -431,9 +439,16 @@ class Checkpointer:
         saved = _saved_part(abstract_state)  # the layout a checkpoint of this version holds
         difference = self._layout_difference(step, saved)
         stored = saved  # the layout to read: this one, or the older it still takes
-        added = [n for n in ADDED_SELFPLAY_FIELDS if f"missing selfplay.{n}" in difference]
-        if added and difference == ", ".join(f"missing selfplay.{n}" for n in sorted(added)):
-            stored = saved.replace(selfplay=_without_fields(saved.selfplay, set(added)))
+        problems = set(difference.split(", ")) - {""}
+        added = [n for n in ADDED_SELFPLAY_FIELDS if f"missing selfplay.{n}" in problems]
+        added_top = [n for n in ADDED_FIELDS if f"missing {n}" in problems]
+        if problems and problems == {f"missing selfplay.{n}" for n in added} | {
+            f"missing {n}" for n in added_top
+        }:
+            if added:
+                stored = stored.replace(selfplay=_without_fields(saved.selfplay, set(added)))
+            if added_top:
+                stored = _without_fields(stored, set(added_top))
             difference = ""
         if difference:
             raise CheckpointError(
@@ -457,13 +472,16 @@ class Checkpointer:
         )
         state = _from_storable(restored.state, stored)
         if stored is not abstract_state:  # the unsaved fields empty, an older layout's zeros
-            old = state.selfplay
+            tops = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
+            for name in added_top:
+                tops[name] = _zeros_like(getattr(abstract_state, name))
+            old = tops["selfplay"]
             fields = {f.name: getattr(old, f.name) for f in dataclasses.fields(old)}
             for name in added:
-                like = getattr(abstract_state.selfplay, name)
-                fields[name] = jnp.zeros(like.shape, like.dtype)
+                fields[name] = _zeros_like(getattr(abstract_state.selfplay, name))
             fields["tree"] = _empty_trees_like(abstract_state.selfplay.tree)
-            state = state.replace(selfplay=type(abstract_state.selfplay)(**fields))
+            tops["selfplay"] = type(abstract_state.selfplay)(**fields)
+            state = type(abstract_state)(**tops)
         self._check_iteration(step, getattr(state, "iteration", None))
         learned = ("params", "best_params", "opt_state")
         self._refuse_non_finite(step, {n: getattr(state, n) for n in learned if hasattr(state, n)})

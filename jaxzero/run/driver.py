@@ -8,7 +8,9 @@ then every hook in turn (:mod:`jaxzero.run.hooks`):
 * the metrics row every ``train.log_every`` iterations (the only host pull of metrics);
 * the finite guard (:class:`~jaxzero.run.hooks.FiniteGuard`): at the first iteration
   whose losses, gradient norms or parameters are NaN or infinite the run stops
-  (:class:`~jaxzero.run.hooks.Diverged`), that state never saved;
+  (:class:`~jaxzero.run.hooks.Diverged`), that state never saved; in a population only
+  that member stops, frozen at its last finite state, until every member has
+  (:class:`~jaxzero.run.members.MembersGuard`);
 * with the gate on, every ``gate.every`` iterations the learner plays the best
   (:mod:`jaxzero.measure.gate`): ``arena/score``, ``arena/games``, ``arena/promoted``;
 * every ``evaluation.every`` iterations the playing network against random and one-ply
@@ -79,6 +81,7 @@ from jaxzero.run.files import FileProblem, check_writable, os_reason, write_atom
 from jaxzero.run.hooks import Hook
 from jaxzero.run.members import (
     MemberRows,
+    MembersGuard,
     check_members,
     is_population,
     read_population,
@@ -642,7 +645,11 @@ def _train(
     """The loop of :func:`train` over a prepared, locked run directory."""
     checkpointer = Checkpointer(run_dir, keep_every=config.train.keep_every)
     state = _initial_state(trainer, checkpointer, config.seed, resume)
-    guard = hooks_lib.FiniteGuard(checkpointer)  # no save, no check of a diverged state
+    guard = (  # no save, no check of a diverged state; a population's members fail alone
+        MembersGuard(checkpointer, run_dir=run_dir, population=trainer)
+        if isinstance(trainer, Population)
+        else hooks_lib.FiniteGuard(checkpointer)
+    )
     saving = hooks_lib.CheckpointHook(
         checkpointer, config.train.checkpoint_every, config_to_dict(config), guard
     )

@@ -232,17 +232,20 @@ class FiniteGuard:
             raise Diverged(self._message())
 
     def _message(self) -> str:
-        latest = self.checkpointer.latest_step()
-        kept = (
-            f"checkpoint {latest} is the newest and the last finite one "
-            f"({self.checkpointer.shown / str(latest)})"
-            if latest is not None
-            else "no checkpoint was saved"
-        )
         return (
             f"training diverged at iteration {self.diverged_at} ({self._what} not finite): "
-            f"the run stopped without saving it; {kept}. Start a new run with a lower "
-            "optim.learning_rate, or clip gradients with optim.max_grad_norm > 0"
+            f"the run stopped without saving it; {self._kept()}. Start a new run with a "
+            "lower optim.learning_rate, or clip gradients with optim.max_grad_norm > 0"
+        )
+
+    def _kept(self) -> str:
+        """What the run's checkpoints still hold."""
+        latest = self.checkpointer.latest_step()
+        if latest is None:
+            return "no checkpoint was saved"
+        return (
+            f"checkpoint {latest} is the newest and the last finite one "
+            f"({self.checkpointer.shown / str(latest)})"
         )
 
 

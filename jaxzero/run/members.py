@@ -1,7 +1,9 @@
 """A population's run directory: one run of P members, each readable as an ordinary run.
 
     RUN/config.json              the settings the members share
-    RUN/population.json          {"seeds": [...], "hyper": {"optim.learning_rate": [...]}}
+    RUN/population.json          {"seeds": [...], "hyper": {"optim.learning_rate": [...]},
+                                  "diverged": [{"member": K, "seed": ..., "iteration": I,
+                                                "hyper": {...}}]  (once one has)
     RUN/checkpoints/N/           the whole population's state (every leaf [P, ...])
     RUN/members/K/config.json    member K's own config: the single run it equals
     RUN/members/K/metrics.jsonl  member K's metrics rows
@@ -9,12 +11,18 @@
 ``RUN/members/K`` is the name of member K everywhere a run is read (``jaxzero eval``,
 ``play``, ``export``, ``report``, ``load_agent``): its config and metrics are its own, and
 its network is read from the population's checkpoints, member K's slice.
+
+A member that diverges (:class:`~jaxzero.core.population.PopulationState`) is frozen at its
+last finite state while the others train on; :class:`MembersGuard` names it in one line,
+records it in population.json, and stops the run only once every member has diverged.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,16 +30,18 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxzero.core import sharding
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.population import Population
 from jaxzero.run import manifest
 from jaxzero.run.config_file import flatten
 from jaxzero.run.files import write_atomic
-from jaxzero.run.hooks import FINITE, JsonlWriter, MetricsRow, Step
+from jaxzero.run.hooks import FINITE, Diverged, FiniteGuard, JsonlWriter, MetricsRow, Step
 from jaxzero.run.reads import read_json
 
 POPULATION_FILE = "population.json"
 MEMBERS_DIR = "members"
+DIVERGED = "diverged"  # population.json's record of the members that diverged
 
 
 def is_population(run_dir: Path) -> bool:
@@ -50,6 +60,77 @@ def read_population(run_dir: Path) -> tuple[list[int], dict[str, list[float]]]:
     except (OSError, ValueError, KeyError, TypeError, OverflowError) as error:
         raise ValueError(f"{path} is not a readable population ({error})") from None
     return seeds, hyper
+
+
+def read_diverged(run_dir: Path) -> dict[int, dict[str, Any]]:
+    """The members of the population in ``run_dir`` that diverged, K to its record
+    (``{"member", "seed", "iteration", "hyper"}``); {} when none did or the file says
+    nothing readable about it (the file's own readers name what is wrong with it)."""
+    try:
+        records = read_json(run_dir / POPULATION_FILE, run_dir).get(DIVERGED, [])
+        return {int(r["member"]): r for r in records}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def diverged_description(run_dir: Path, k: int, record: dict[str, Any]) -> str:
+    """ "member 1 of RUN diverged at iteration 3 (optim.learning_rate=1e+30)"."""
+    values = ", ".join(f"{key}={_shown(v)}" for key, v in record.get("hyper", {}).items())
+    hyper = f" ({values})" if values else ""
+    return f"member {k} of {run_dir} diverged at iteration {record.get('iteration')}{hyper}"
+
+
+def diverged_refusal(path: Path, step: int | None) -> str:
+    """Why ``path``, a member ``RUN/members/K`` that diverged, cannot be loaded at
+    checkpoint ``step`` (None: the latest), in one line; "" when it can: a checkpoint
+    from its divergence on holds its frozen last finite state, not a trained network."""
+    found = member_of(path)
+    if found is None:
+        return ""
+    run_dir, k = found
+    diverged = read_diverged(run_dir)
+    record = diverged.get(k)
+    if record is None or step is not None and step < int(record.get("iteration", 0)):
+        return ""
+    others = [j for j in range(len(read_population(run_dir)[0])) if j not in diverged]
+    instead = (
+        f"use another member, e.g. {member_folder(run_dir, others[0])}"
+        if others
+        else "every member diverged: start a new run with a lower optim.learning_rate, or "
+        "clip gradients with optim.max_grad_norm > 0"
+    )
+    return (
+        f"{diverged_description(run_dir, k, record)}; it stopped training there (its "
+        f"checkpoints from then on hold its last finite state): {instead}"
+    )
+
+
+def _shown(value: Any) -> Any:
+    return f"{value:g}" if isinstance(value, float) else value
+
+
+def _strict(value: float) -> float | str:
+    """A number as strict JSON takes it: a non-finite one as its text."""
+    return value if math.isfinite(value) else str(value)
+
+
+def record_diverged(run_dir: Path, population: Population, diverged_at: dict[int, int]) -> None:
+    """population.json's record of the diverged members (K to the iteration it diverged
+    at), with each one's seed and hyperparameters: strict JSON."""
+    path = run_dir / POPULATION_FILE
+    data = read_json(path, run_dir)
+    data.pop(DIVERGED, None)
+    if diverged_at:
+        data[DIVERGED] = [
+            {
+                "member": k,
+                "seed": population.seeds[k],
+                "iteration": iteration,
+                "hyper": {key: _strict(values[k]) for key, values in population.hyper.items()},
+            }
+            for k, iteration in sorted(diverged_at.items())
+        ]
+    write_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def write_population(run_dir: Path, population: Population) -> None:
@@ -106,6 +187,81 @@ def member_of(path: Path) -> tuple[Path, int] | None:
     return None
 
 
+def _diverged(state: Any) -> dict[int, int]:
+    """K to the iteration it diverged at, for each member of ``state`` that did."""
+    flags = np.asarray(jax.device_get(state.diverged_at))
+    return {k: int(i) for k, i in enumerate(flags) if i}
+
+
+@dataclasses.dataclass(kw_only=True)
+class MembersGuard(FiniteGuard):
+    """The finite guard of a population. A member whose iteration was not finite is
+    frozen on the device already (:func:`~jaxzero.core.population.make_population`);
+    this guard, reading ``state.diverged_at`` [P] where the host waits anyway (a logged
+    row, a save) or once it is computed, names each newly diverged member in one line
+    (its seed, grid values, iteration) and records it in population.json, and lets the
+    others train on. Once every member has diverged it raises :class:`Diverged`, as a
+    single run's guard does, that iteration never saved."""
+
+    run_dir: Path
+    population: Population
+    _known: dict[int, int] = dataclasses.field(default_factory=dict)
+
+    def start(self, state: Any) -> None:
+        """The restored members' record (a resumed run's population.json follows its
+        checkpoint, as its metrics files do)."""
+        self._known = _diverged(state)
+        if sharding.is_main_process() and self._known != {
+            k: int(r["iteration"]) for k, r in read_diverged(self.run_dir).items()
+        }:
+            record_diverged(self.run_dir, self.population, self._known)
+
+    def __call__(self, step: Step) -> None:
+        computed = jax.process_count() == 1 and step.state.diverged_at.is_ready()
+        if step.row or computed:
+            self.check(step)
+
+    def check(self, step: Step) -> None:
+        """Names and records the members diverged up to ``step`` (waits for it);
+        Diverged once all have."""
+        if self.diverged_at is None:
+            now = _diverged(step.state)
+            if now != self._known:
+                training = self.population.size - len(now)
+                for k in sorted(now.keys() - self._known.keys()) if training else ():
+                    self._announce(k, now[k], training)  # (all gone: Diverged names them)
+                self._known = now
+                if sharding.is_main_process():
+                    record_diverged(self.run_dir, self.population, now)
+            if len(now) == self.population.size:
+                self.diverged_at = max(now.values())
+        if self.diverged_at is not None:
+            raise Diverged(self._message())
+
+    def _announce(self, k: int, iteration: int, training: int) -> None:
+        """The line naming member ``k``, diverged at ``iteration``, ``training`` left."""
+        if not sharding.is_main_process():
+            return
+        hyper = {name: values[k] for name, values in self.population.hyper.items()}
+        record = {"iteration": iteration, "hyper": hyper}
+        print(
+            f"{diverged_description(self.run_dir, k, record)}, seed {self.population.seeds[k]}: "
+            f"its losses, gradients or parameters were not finite; it stays frozen at its "
+            f"last finite state, {training} other member{'s' * (training != 1)} training on",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def _message(self) -> str:
+        members = ", ".join(f"member {k} at iteration {i}" for k, i in sorted(self._known.items()))
+        return (
+            f"training diverged: every member of the population did ({members}); the run "
+            f"stopped without saving iteration {self.diverged_at}; {self._kept()}. Start a "
+            "new run with a lower optim.learning_rate, or clip gradients with "
+            "optim.max_grad_norm > 0"
+        )
+
+
 @dataclasses.dataclass
 class MemberRows:
     """A population's metrics: every ``every`` iterations each member's row (metrics,
@@ -131,28 +287,44 @@ class MemberRows:
         self._writers = [
             JsonlWriter(member_folder(self.run_dir, k) / "metrics.jsonl") for k in range(self.size)
         ]
-        first = jax.tree.map(lambda x: x[0], state)
+        # the population's iteration (a diverged member's own counter stopped)
+        first = jax.tree.map(lambda x: x[0], state).replace(iteration=np.max(state.iteration))
         for writer in self._writers:
             writer.start(first)
 
     def __call__(self, step: Step) -> None:
+        """Rows of the members still training: a diverged member's rows stop at its
+        last finite iteration, and the members' mean is of those training."""
         rows: list[dict[str, float]] = [{} for _ in range(self.size)]
-        if self.judge is not None and self.judge_every and step.iteration % self.judge_every == 0:
+        judging = bool(self.judge is not None and self.judge_every)
+        judging = judging and step.iteration % self.judge_every == 0
+        training = np.ones(self.size, bool)
+        if judging or step.iteration % self.every == 0:  # the host waits for these anyway
+            training = np.asarray(jax.device_get(step.metrics[FINITE])) > 0  # [P]
+        if judging:
+            assert self.judge is not None
             with step.clock.check(step.state):
-                for k, row in enumerate(rows):
+                for k in np.flatnonzero(training):
                     params = jax.tree.map(lambda x, k=k: x[k], step.state.best_params)
-                    row["eval/raw_optimal"] = self.judge(params)["optimal"]
-            step.checks["eval/raw_optimal"] = float(np.mean([r["eval/raw_optimal"] for r in rows]))
+                    rows[k]["eval/raw_optimal"] = self.judge(params)["optimal"]
+            if training.any():
+                step.checks["eval/raw_optimal"] = float(
+                    np.mean([rows[k]["eval/raw_optimal"] for k in np.flatnonzero(training)])
+                )
         assert self._row is not None
         self._row(step)  # on a logging iteration: step.row, the members' mean
         if step.row:
             host = {k: np.asarray(v) for k, v in jax.device_get(step.metrics).items()}  # [P]
             host.pop(FINITE, None)
+            if training.any() and not training.all():  # the mean of those training
+                step.row |= {name: float(values[training].mean()) for name, values in host.items()}
             rate = step.row["positions_per_second"] / self.size  # each member's
             rows = [
                 {name: float(values[k]) for name, values in host.items()}
                 | {"positions_per_second": rate}
                 | row
+                if training[k]
+                else {}
                 for k, row in enumerate(rows)
             ]
         for writer, row in zip(self._writers, rows, strict=True):

@@ -6,6 +6,8 @@ clear. Each figure plots one metric against the iteration: per arm the mean over
 seeds and a band of mean ± t(0.975, n - 1) · s / √n, Student's t for n seeds (n = 1: the
 single run, no band). ``summary.md`` tabulates each arm's last logged values the same way.
 Each member stays an ordinary run: ``jaxzero report RUN/members/K`` draws its own figures.
+A member that diverged (population.json) is listed as such and left out of its arm: its
+rows stop where it did.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from jaxzero.measure.statistics import t975
 from jaxzero.run import manifest
-from jaxzero.run.members import member_folder, read_population
+from jaxzero.run.members import diverged_description, member_folder, read_diverged, read_population
 from jaxzero.run.report import ReportError, plt, read_metrics, record_report
 
 # The metrics drawn, when logged: what tells arms apart in training.
@@ -53,15 +55,22 @@ def arms(hyper: dict[str, list[float]], size: int) -> dict[str, list[int]]:
 def write_population_report(run_dir: Path) -> Path:
     """Figures and summary.md of a population into ``RUN/report``; returns that folder."""
     seeds, hyper = read_population(run_dir)
-    rows = [read_metrics(member_folder(run_dir, k))[0] for k in range(len(seeds))]
-    logged = min(len(r) for r in rows)  # members log together; a crash may cut one short
+    diverged = read_diverged(run_dir)
+    training = [k for k in range(len(seeds)) if k not in diverged]
+    if not training:
+        raise ReportError(
+            f"every member of {run_dir} diverged ({_diverged_list(run_dir, diverged)}): "
+            "nothing trained to report; start a new run with a lower optim.learning_rate"
+        )
+    rows = {k: read_metrics(member_folder(run_dir, k))[0] for k in training}
+    logged = min(len(r) for r in rows.values())  # they log together; a crash may cut one short
     if logged == 0:
         raise ReportError(f"{run_dir}'s members hold no rows: train for a logging interval")
-    iterations = np.array([row["iteration"] for row in rows[0][:logged]])
+    iterations = np.array([row["iteration"] for row in rows[training[0]][:logged]])
     out = run_dir / "report"
     manifest.make_folders(run_dir, out)
     grouped = arms(hyper, len(seeds))
-    names = [m for m in METRICS if all(m in row for r in rows for row in r[:logged])]
+    names = [m for m in METRICS if all(m in row for r in rows.values() for row in r[:logged])]
     lines = [
         f"# Population report: {run_dir.name}",
         "",
@@ -69,16 +78,29 @@ def write_population_report(run_dir: Path) -> Path:
         f"{int(iterations[-1])}. Each value: the arm's mean over its seeds, ± the half-width "
         "of its 95% interval (Student's t).",
         "",
+    ]
+    if diverged:
+        lines += [f"Diverged (left out of their arms): {_diverged_list(run_dir, diverged)}.", ""]
+    lines += [
         "| arm | seeds | " + " | ".join(names) + " |",
         "|---|---|" + "---|" * len(names),
     ]
     series = {
         name: np.array(
-            [[np.nan if row[name] is None else row[name] for row in r[:logged]] for r in rows]
-        )  # [P, L]
+            [
+                [np.nan if row[name] is None else row[name] for row in rows[k][:logged]]
+                if k in rows
+                else [np.nan] * logged
+                for k in range(len(seeds))
+            ]
+        )  # [P, L]; a diverged member's NaN, never read
         for name in names
     }
+    grouped = {arm: [k for k in members if k in rows] for arm, members in grouped.items()}
     for arm, members in grouped.items():
+        if not members:
+            lines.append(f"| {arm} | 0 (diverged) | " + " | ".join("—" for _ in names) + " |")
+            continue
         cells = []
         for name in names:
             mean, half = band(series[name][members][:, -1:])
@@ -88,6 +110,8 @@ def write_population_report(run_dir: Path) -> Path:
     for name in names:
         fig, ax = plt.subplots(figsize=(7, 4))
         for i, (arm, members) in enumerate(grouped.items()):
+            if not members:
+                continue
             mean, half = band(series[name][members])
             ax.plot(iterations, mean, color=f"C{i}", label=f"{arm} ({len(members)} seeds)")
             ax.fill_between(iterations, mean - half, mean + half, color=f"C{i}", alpha=0.2)
@@ -102,3 +126,8 @@ def write_population_report(run_dir: Path) -> Path:
     record_report(run_dir, out, ["summary.md"])
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     return out
+
+
+def _diverged_list(run_dir: Path, diverged: dict[int, dict]) -> str:
+    """ "member 1 of RUN diverged at iteration 3 (optim.learning_rate=1e+30); ..."."""
+    return "; ".join(diverged_description(run_dir, k, r) for k, r in sorted(diverged.items()))
