@@ -262,3 +262,28 @@ def test_playout_cap_leaves_cheap_positions_without_a_policy_target():
         config_lib.SelfPlayConfig(full_search_share=0.5)
     with pytest.raises(ValueError, match="cheap_simulations=8 must be below"):
         config_lib.apply_overrides(config, {"selfplay.cheap_simulations": 8})
+
+
+def test_max_grad_norm_zero_clips_nothing():
+    """optim.max_grad_norm=0 turns clipping off (as the divergence advice reads it), for a
+    number and for a traced population value alike; it never zeroes every gradient."""
+    import optax
+
+    from jaxzero.core.config import OptimConfig
+    from jaxzero.core.learner import make_optimizer
+
+    params = {"w": jnp.ones(3)}
+    grads = {"w": jnp.full(3, 5.0)}
+
+    def first_update(max_grad_norm):
+        optim = OptimConfig(learning_rate=0.1, weight_decay=0.0)
+        object.__setattr__(optim, "max_grad_norm", max_grad_norm)  # as a population traces it
+        optimizer = make_optimizer(optim)
+        updates, _ = optimizer.update(grads, optimizer.init(params), params)
+        return updates["w"]
+
+    assert jnp.allclose(first_update(0.0), -0.1, atol=1e-3)  # Adam's first step: -lr
+    traced = jax.jit(lambda norm: first_update(norm))(jnp.float32(0.0))
+    assert jnp.allclose(traced, -0.1, atol=1e-3)
+    clipped = optax.clip_by_global_norm(1.0).update(grads, None)[0]["w"]
+    assert float(jnp.linalg.norm(clipped)) == pytest.approx(1.0)

@@ -259,7 +259,7 @@ class OptimConfig:
     decay_steps: int = 10_000  # cosine: the update where the decay ends
     end_lr_factor: float = 0.1  # cosine: the final rate, a share of learning_rate
     weight_decay: float = 1e-4  # AdamW's decoupled weight decay
-    max_grad_norm: float = 1.0  # gradients clipped to this global norm first
+    max_grad_norm: float = 1.0  # gradients clipped to this global norm first; 0: not clipped
     minibatch_size: int = 256  # N: positions sampled for each update
     updates_per_iteration: int = 8  # K: updates per iteration
     value_loss_weight: float = 1.0  # loss = policy loss + this x value loss

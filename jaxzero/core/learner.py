@@ -46,9 +46,12 @@ def make_schedule(config: OptimConfig) -> optax.Schedule:
 
 
 def make_optimizer(config: OptimConfig) -> optax.GradientTransformation:
-    """clip_by_global_norm(max_grad_norm), then AdamW(schedule, weight_decay)."""
+    """clip_by_global_norm(max_grad_norm) (0: no clipping), then AdamW(schedule,
+    weight_decay). ``max_grad_norm`` may be a traced population hyperparameter, hence
+    ``jnp.where`` (an infinite bound clips nothing) rather than a Python branch."""
+    max_norm = config.max_grad_norm
     return optax.chain(
-        optax.clip_by_global_norm(config.max_grad_norm),
+        optax.clip_by_global_norm(jnp.where(max_norm > 0, max_norm, jnp.inf)),
         optax.adamw(make_schedule(config), weight_decay=config.weight_decay),
     )
 
