@@ -93,7 +93,6 @@ RUN_DEFINING = (
     "gate.enabled",
 )  # fmt: skip
 LOCK_FILE = ".lock"  # held (flock) by the one process writing the run
-STOPPING = b"stopping after this iteration (Ctrl-C again: at once)\n"
 
 
 class RunDirError(RuntimeError):
@@ -265,7 +264,9 @@ def lock_run_dir(run_dir: Path) -> IO[bytes]:
 class Interrupt:
     """The stop hook of SIGTERM (``kill``, a scheduler's pre-emption) and Ctrl-C: the run
     stops after the current iteration, its hooks done (its row written, a checkpoint
-    saved). A second Ctrl-C stops at once, still saving."""
+    saved). A second signal stops at once: on the command line the signal watcher ends the
+    process (:mod:`jaxzero.run.signals`, nothing raised inside a compile); in a Python
+    session a second Ctrl-C raises KeyboardInterrupt, still saving."""
 
     requested: bool = False
     signum: int = 0  # the first signal taken
@@ -280,14 +281,17 @@ class Interrupt:
             yield
             return
 
+        watched = signals.installed()  # the watcher says "stopping" and ends a second signal
+
         def request(signum: int, frame: object) -> None:
-            if self.requested and signum == signal.SIGINT:
+            if self.requested and signum == signal.SIGINT and not watched:
                 raise KeyboardInterrupt
+            first = not self.requested
             self.requested = True
             self.signum = self.signum or signum
-            if signum == signal.SIGINT:  # os.write: no reentrant buffered write in a handler
+            if first and signum == signal.SIGINT and not watched:  # os.write: reentrant
                 with contextlib.suppress(OSError, ValueError):
-                    os.write(sys.stderr.fileno(), STOPPING)
+                    os.write(sys.stderr.fileno(), signals.STOPPING.format("SIGINT").encode())
 
         previous = {sig: signal.signal(sig, request) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
