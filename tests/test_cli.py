@@ -122,3 +122,24 @@ def test_resume_rejects_overrides(tmp_path):
         runner.invoke(app, ["train", "tic_tac_toe", "seed=1", "--resume", "--out", str(tmp_path)])
     )
     assert "cannot change a run being resumed" in line
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [  # each trained before: a value dropped, a key's first list dropped, seeds aliased
+        (["--grid", "optim.learning_rate=1e-3,,2e-3"], "has an empty value"),
+        (["--grid", "optim.learning_rate=1e-3,"], "has an empty value"),
+        (
+            ["--grid", "optim.learning_rate=1e-3", "--grid", "optim.learning_rate=2e-3"],
+            "--grid optim.learning_rate is given twice",
+        ),
+        (["--grid", "search.dirichlet_alpha=0.3,0"], "search.dirichlet_alpha must be > 0"),
+        (["--seeds", "2", "seed=4294967295"], "reaches seed 4294967296, past 4294967295"),
+        ([f"seed={2**64}"], "seed must be between 0 and 4294967295"),
+    ],
+)
+def test_a_population_or_seed_typo_is_refused_before_any_folder(tmp_path, options, message):
+    run = tmp_path / "run"
+    result = runner.invoke(app, ["train", "tic_tac_toe", *options, "--out", str(run)])
+    assert message in _error_line(result)
+    assert "Traceback" not in result.output and not run.exists()
