@@ -234,3 +234,15 @@ def test_a_population_beyond_memory_is_refused_before_compiling(ttt_config, trai
     check_memory(trainer, available=8 * one, members=8)  # fits
     with pytest.raises(ValueError, match="the population of 9 members needs about .* free: lower"):
         check_memory(trainer, available=8 * one, members=9)
+
+
+def test_population_json_is_strict_json(tmp_path):
+    # An infinite value was written as `Infinity`, which no JSON reader but Python's takes
+    from types import SimpleNamespace
+
+    from jaxzero.run.members import write_population
+
+    population = SimpleNamespace(seeds=(0, 1), hyper={"optim.learning_rate": [1e-3, np.inf]})
+    with pytest.raises(ValueError, match="population.json would hold a NaN or infinite number"):
+        write_population(tmp_path, population)
+    assert not (tmp_path / "population.json").exists()

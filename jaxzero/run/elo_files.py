@@ -12,11 +12,11 @@ plots next to metrics.jsonl.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from jaxzero.measure.round_robin import ANCHOR, RoundRobin
+from jaxzero.run.files import json_text
 
 ELO_FILE = "elo.json"
 
@@ -81,7 +81,7 @@ def write_elo_files(table: RoundRobin) -> list[tuple[Path, Path | None]]:
         path = run_dir / ELO_FILE
         partial = path.with_name(f".{ELO_FILE}.partial")
         try:  # the new file whole on disk before the old one is moved aside
-            partial.write_text(json.dumps(data, indent=2) + "\n")
+            partial.write_text(json_text(data, path))
             kept = keep_previous(path)
             partial.replace(path)
         finally:

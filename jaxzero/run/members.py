@@ -25,7 +25,7 @@ import numpy as np
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.population import Population
 from jaxzero.run.config_file import flatten
-from jaxzero.run.files import write_atomic
+from jaxzero.run.files import write_json
 from jaxzero.run.hooks import FINITE, JsonlWriter, MetricsRow, Step
 
 POPULATION_FILE = "population.json"
@@ -56,11 +56,11 @@ def write_population(run_dir: Path, population: Population) -> None:
         "seeds": list(population.seeds),
         "hyper": {k: list(v) for k, v in population.hyper.items()},
     }
-    write_atomic(run_dir / POPULATION_FILE, json.dumps(data, indent=2) + "\n")
+    write_json(run_dir / POPULATION_FILE, data)
     for k, config in enumerate(population.members):
         folder = member_folder(run_dir, k)
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / "config.json", json.dumps(config_to_dict(config), indent=2) + "\n")
+        write_json(folder / "config.json", config_to_dict(config))
 
 
 def check_members(run_dir: Path, population: Population) -> None:
