@@ -53,6 +53,8 @@ def _frozen(value: Any) -> Any:
 
 
 MAX_SELFPLAY_SIMULATIONS = 16_384  # AlphaZero searched 800 a move; more is a typo
+MAX_EVALUATION_SIMULATIONS = 1 << 20  # KataGo analyses with 10^5 visits; 10^9 is a typo
+MAX_NETWORK_DEPTH = 1000  # layers or residual blocks: AlphaZero's deepest had 40 blocks
 MAX_SEED = 2**32 - 1  # jax.random.key(seed) keeps 32 bits of the seed
 
 
@@ -77,6 +79,16 @@ def _check_finite(section: Any) -> None:
         value = getattr(section, field.name)
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{prefix}{field.name} must be a finite number, got {value}")
+
+
+def check_evaluation_simulations(simulations: int, setting: str) -> None:
+    """ValueError unless ``simulations`` (of an evaluating search, named ``setting``) is
+    below :data:`MAX_EVALUATION_SIMULATIONS`: each is a node of every game's tree."""
+    _check(
+        simulations <= MAX_EVALUATION_SIMULATIONS,
+        f"{setting}={simulations} is beyond {MAX_EVALUATION_SIMULATIONS:,}, surely a typo: "
+        "every move of every game searched grows a tree of that many nodes",
+    )
 
 
 def _check_even_games(key: str, value: int) -> None:
@@ -132,6 +144,13 @@ class NetworkConfig:
         _check_finite(self)
         _check(bool(self.kind), "network.kind must name a network (auto, resnet, mlp, ...)")
         _at_least(self, 1, "num_blocks", "channels", "value_channels", "hidden_size", "num_layers")
+        for name in ("num_blocks", "num_layers"):  # tracing 10^5 layers hangs, no line
+            depth = getattr(self, name)
+            _check(
+                depth <= MAX_NETWORK_DEPTH,
+                f"network.{name}={depth} is beyond {MAX_NETWORK_DEPTH}, surely a typo "
+                "(AlphaZero's deepest network had 40 residual blocks)",
+            )
         _at_least(self, 0, "value_hidden")
         _at_least(self, 3, "value_bins")
         _check(self.value_max > 0, f"network.value_max must be > 0, got {self.value_max}")
@@ -325,6 +344,7 @@ class EvaluationConfig:
     def __post_init__(self) -> None:
         _check_finite(self)
         _at_least(self, 1, "simulations")
+        check_evaluation_simulations(self.simulations, "evaluation.simulations")
         _at_least(self, 0, "opening_plies", "every")
         _check_even_games("evaluation.games", self.games)
         _check(
