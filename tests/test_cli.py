@@ -143,3 +143,19 @@ def test_a_population_or_seed_typo_is_refused_before_any_folder(tmp_path, option
     result = runner.invoke(app, ["train", "tic_tac_toe", *options, "--out", str(run)])
     assert message in _error_line(result)
     assert "Traceback" not in result.output and not run.exists()
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [  # a traceback, and an exit 0 with nothing said, before
+        ("raise RuntimeError('no licence')", "raised RuntimeError: no licence"),
+        ("import sys\nsys.exit(0)", "called sys.exit(0)"),
+    ],
+)
+def test_a_game_module_failing_on_import_is_one_line(tmp_path, monkeypatch, body, message):
+    name = f"failing_game_{abs(hash(body))}"
+    (tmp_path / f"{name}.py").write_text(body + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = runner.invoke(app, ["train", f"{name}:Game", "--out", str(tmp_path / "run")])
+    assert message in _error_line(result)
+    assert "Traceback" not in result.output and not (tmp_path / "run").exists()
