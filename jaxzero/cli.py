@@ -71,7 +71,10 @@ def _commands(
     # orbax logs each failure it then raises, with tracebacks; the raised error is
     # reported here in one line, so its log is noise to a user of the command line.
     logging.getLogger("absl").setLevel(logging.CRITICAL)
-    enable_compile_cache(compile_cache)  # a second identical run reads its programs back
+    try:
+        enable_compile_cache(compile_cache)  # a second identical run reads its programs back
+    except ValueError as error:
+        _fail(str(error))
 
 
 class UsageError(Exception):
