@@ -159,3 +159,16 @@ def test_a_game_module_failing_on_import_is_one_line(tmp_path, monkeypatch, body
     result = runner.invoke(app, ["train", f"{name}:Game", "--out", str(tmp_path / "run")])
     assert message in _error_line(result)
     assert "Traceback" not in result.output and not (tmp_path / "run").exists()
+
+
+def test_a_run_before_its_first_checkpoint_says_to_wait_and_a_lost_population_json_is_named(
+    tmp_path,
+):
+    run = tmp_path / "run"
+    prepare_run_dir(run, presets.get_preset("tic_tac_toe"), resume=False, force=False)
+    line = _error_line(runner.invoke(app, ["export", str(run), "--out", str(tmp_path / "agent")]))
+    assert "no checkpoint in" in line and "wait for it, or train the run longer" in line
+    assert "start a new run" not in line  # what it said: the run is only young
+    (run / "members" / "0").mkdir(parents=True)  # a population whose population.json is gone
+    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
+    assert "population.json is missing" in line and "restore population.json" in line

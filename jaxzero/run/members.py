@@ -33,14 +33,20 @@ MEMBERS_DIR = "members"
 
 
 def is_population(run_dir: Path) -> bool:
-    """Whether ``run_dir`` holds a population (its population.json)."""
-    return (run_dir / POPULATION_FILE).is_file()
+    """Whether ``run_dir`` holds a population (its population.json, or its members'
+    folders: a deleted population.json is then reported as such, not as another config)."""
+    return (run_dir / POPULATION_FILE).is_file() or (run_dir / MEMBERS_DIR).is_dir()
 
 
 def read_population(run_dir: Path) -> tuple[list[int], dict[str, list[float]]]:
     """(seeds, hyper) of the population in ``run_dir``; ValueError naming the file when
     it is unreadable."""
     path = run_dir / POPULATION_FILE
+    if not path.exists() and (run_dir / MEMBERS_DIR).is_dir():
+        raise ValueError(
+            f"{path} is missing, yet {run_dir / MEMBERS_DIR} holds a population's members: "
+            f"restore {POPULATION_FILE} (its seeds and grid), or start a new run"
+        )
     try:
         data = json.loads(path.read_text())
         seeds = [int(s) for s in data["seeds"]]
