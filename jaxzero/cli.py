@@ -566,6 +566,7 @@ def eval_(
         from jaxzero.run.agent import load_agents
 
         loaded = load_agents(paths, every=every, settings=_search_settings(set_))
+        _check_games_fit(loaded, simulations, games)
         if loaded[0][1].env.num_players == 1:
             _solo_eval(loaded, games, simulations, seed)
             return
@@ -585,6 +586,16 @@ def eval_(
         console.print(
             f"{len(written)} games written to {sgf} as SGF", highlight=False, soft_wrap=True
         )
+
+
+def _check_games_fit(loaded, simulations: int | None, games: int) -> None:
+    """ValueError unless ``games`` search trees (a match plays its games at once) fit in
+    the memory free, at the largest simulation count of the loaded agents."""
+    from jaxzero.core.memory import check_search_memory
+
+    sims = max(agent.search_player(simulations).num_simulations for _, agent, _ in loaded)
+    setting = "--simulations" if simulations is not None else "evaluation.simulations"
+    check_search_memory(loaded[0][1].env, sims, setting, games=games)
 
 
 def _solo_eval(loaded, games, simulations, seed) -> None:

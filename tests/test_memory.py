@@ -57,6 +57,7 @@ AGENT = "jaxzero/agents/tic_tac_toe"  # a shipped agent folder: its config check
         (["train", "connect_four", "network.num_blocks=100000"],
          "network.num_blocks=100000 is beyond 1000"),
         (["eval", AGENT, "--simulations", "1000000000"], "simulations=1000000000 is beyond"),
+        (["eval", AGENT, "--games", "100000000"], "for the search trees of 100000000 games"),
         (["play", "tic_tac_toe", "--simulations", "1000000000"], "is beyond 1,048,576"),
         (["analyze", "tic_tac_toe", "--simulations", "1000000000"], "is beyond 1,048,576"),
         (["play", "--checkpoint", AGENT, "--set", "evaluation.simulations=1000000000"],
