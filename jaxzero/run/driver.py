@@ -73,7 +73,7 @@ from jaxzero.run import signals
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE, read_config_dict
 from jaxzero.run.elo_files import ELO_FILE
-from jaxzero.run.files import check_writable, os_reason, write_json
+from jaxzero.run.files import check_writable, json_text, os_reason, write_atomic
 from jaxzero.run.hooks import Hook
 from jaxzero.run.members import (
     MEMBERS_DIR,
@@ -145,7 +145,8 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
                     child.unlink()
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        write_json(run_dir / CONFIG_FILE, config_to_dict(config))
+        config_file = run_dir / CONFIG_FILE
+        write_atomic(config_file, json_text(config_to_dict(config), config_file))
     except OSError as error:
         raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     return config
