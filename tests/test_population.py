@@ -144,6 +144,15 @@ def test_gate_and_devices_refused(ttt_config):
         make_population(ttt_config, seeds=[])
 
 
+def test_member_seeds_stay_in_the_keys_range(ttt_config):
+    # jax.random.key(2**32) is key(0): member 1 would have been member 0 again
+    with pytest.raises(ValueError, match="seed must be between 0 and 4294967295"):
+        make_population(ttt_config, seeds=[0, 2**32])
+    with pytest.raises(ValueError, match="search.dirichlet_alpha must be > 0"):  # on the axis
+        puct = apply_overrides(ttt_config, {"search.kind": "puct"})
+        make_population(puct, seeds=[0, 1], hyper={"search.dirichlet_alpha": [0.3, 0.0]})
+
+
 @pytest.fixture(scope="module")
 def run_population(ttt_config):
     # evaluation.every: each member's raw-policy share of the solved positions, no matches
