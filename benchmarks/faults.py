@@ -26,7 +26,12 @@ runs in a scratch folder, and checks what a user would check afterwards:
   and resume; its export refused; every member diverging: one line;
 * ``eval`` while the run trains and prunes its checkpoints: every eval finishes;
 * tampered agent folders (a flipped byte, NaN parameters, a malformed agent.json) and
-  swapped checkpoint folders or an edited config.json on resume: one line each.
+  swapped checkpoint folders or an edited config.json on resume: one line each;
+* a second or third SIGINT/SIGTERM in the first compile: one line, 130/143 (never 139);
+  evaluation/search sizes and network depth beyond bounds, settings without meaning
+  (Dirichlet alpha 0, inf rates, seeds past 2**32, --grid typos), game modules failing
+  on import, a file as --compile-cache, export before the first checkpoint, a deleted
+  population.json: one line each, no folder made.
 
 "One line" means: exit code 2, no Python traceback, the last line starts with ``error:``.
 """
@@ -726,6 +731,137 @@ def shared_folder_reads(scratch: Path, reference: Path) -> list[Outcome]:
     return outcomes
 
 
+def repeated_interrupts(scratch: Path) -> list[Outcome]:
+    """A second and third SIGINT, or a second SIGTERM, while the loop's first iteration
+    compiles (the compile cache off: seconds of it): one line and 130/143, never 139."""
+    outcomes = []
+    for sig, count in [(signal.SIGINT, 2), (signal.SIGINT, 3), (signal.SIGTERM, 2)]:
+        for wait in (1.0, 2.0, 4.0, 8.0):  # until the loop, not start-up, takes the first
+            code, output = _interrupted(scratch / f"again_{sig.name}_{count}", sig, count, wait)
+            if "stopping after this iteration" in output:
+                break
+        last = _last(output)
+        problem = (
+            "the loop never took the first signal"
+            if "stopping after this iteration" not in output
+            else f"exit {code}"
+            if code != 128 + sig
+            else "a traceback"
+            if "Traceback" in output
+            else ""
+            if last.startswith(f"error: interrupted by {sig.name} again")
+            else "no one-line notice"
+        )
+        probe = f"{count} x {sig.name} in the first compile"
+        outcomes.append(Outcome(probe, "failed" if problem else "survived", problem or last))
+    return outcomes
+
+
+def _interrupted(run: Path, sig: signal.Signals, count: int, wait: float) -> tuple[int, str]:
+    """``count`` x ``sig`` to a new run, the first ``wait`` s after its config.json."""
+    shutil.rmtree(run, ignore_errors=True)
+    environment = {**os.environ, "JAXZERO_COMPILE_CACHE": "off"}
+    process = jaxzero(*train_args(run, 200, 1, resume=False), text=True, env=environment)
+    while not (run / "config.json").exists() and process.poll() is None:
+        time.sleep(0.02)
+    time.sleep(wait)
+    for _ in range(count):
+        process.send_signal(sig)
+        time.sleep(0.3)
+    output, _ = process.communicate(timeout=300)
+    return process.returncode, output
+
+
+def _refused(probe: str, args: list[str], expect: str, *, folder: Path | None = None) -> Outcome:
+    """``jaxzero ARGS`` ends in one error line holding ``expect``, and makes no ``folder``."""
+    code, output = finish(*args)
+    problem = one_line_error(code, output)
+    if not problem and expect not in _last(output):
+        problem = f"another error: {_last(output)}"
+    if not problem and folder is not None and folder.exists():
+        problem = "a folder was made"
+    return Outcome(probe, "failed" if problem else "survived", problem or _last(output))
+
+
+def sizes_of_searches_and_networks(scratch: Path) -> list[Outcome]:
+    """Sizes that grow with the config, refused before anything allocates (issue 45, 6)."""
+    run = scratch / "sized"
+    train = train_args(run, 2, 1, resume=False)
+    return [
+        _refused("train evaluation.simulations=1e9 evaluation.every=1",
+                 [*train, "evaluation.simulations=1000000000", "evaluation.every=1"],
+                 "evaluation.simulations=1000000000 is beyond", folder=run),
+        _refused("train network.num_layers=100000", [*train, "network.kind=mlp",
+                 "network.num_layers=100000"], "network.num_layers=100000", folder=run),
+        _refused("eval --simulations 1e9", ["eval", "jaxzero/agents/tic_tac_toe",
+                 "--simulations", "1000000000"], "simulations=1000000000 is beyond"),
+        _refused("play --simulations 1e9", ["play", "tic_tac_toe", "--simulations",
+                 "1000000000"], "simulations=1000000000 is beyond"),
+    ]  # fmt: skip
+
+
+def settings_for_meaning(scratch: Path) -> list[Outcome]:
+    """Settings checked for meaning, not only type (issue 45, 7 and 9)."""
+    run = scratch / "meaning"
+    train = train_args(run, 2, 1, resume=False)
+    cases = [
+        ("search.dirichlet_alpha=0", ["search.dirichlet_alpha=0"], "must be > 0 while"),
+        ("--grid search.dirichlet_alpha=0.3,0", ["--grid", "search.dirichlet_alpha=0.3,0"],
+         "must be > 0 while"),
+        ("search.gumbel_scale=inf", ["search.gumbel_scale=inf"], "must be a finite number"),
+        ("optim.learning_rate=inf", ["optim.learning_rate=inf"], "must be a finite number"),
+        ("seed=2**64", [f"seed={2**64}"], "seed must be between 0 and 4294967295"),
+        ("--seeds 2 from seed 2**32 - 1", ["--seeds", "2", "seed=4294967295"], "past"),
+        ("--grid K=1e-3,,2e-3", ["--grid", "optim.learning_rate=1e-3,,2e-3"], "empty value"),
+        ("--grid of one key twice", ["--grid", "optim.learning_rate=1e-3", "--grid",
+         "optim.learning_rate=2e-3"], "given twice"),
+    ]  # fmt: skip
+    return [_refused(f"train {p}", [*train, *a], e, folder=run) for p, a, e in cases]
+
+
+def small_refusals(scratch: Path) -> list[Outcome]:
+    """Issue 45, item 9: game modules failing on import, a file as the compile cache,
+    export before the first checkpoint, a population whose population.json is gone."""
+    (scratch / "raises_on_import.py").write_text("raise RuntimeError('no licence')\n")
+    (scratch / "exits_on_import.py").write_text("import sys\nsys.exit(0)\n")
+    (scratch / "a_file").write_text("mine\n")
+    from jaxzero.core.presets import get_preset
+    from jaxzero.run.driver import prepare_run_dir
+
+    young, run = scratch / "young", scratch / "no_population_json"
+    prepare_run_dir(young, get_preset("tic_tac_toe"), resume=False, force=False)  # no checkpoint
+    finish(*train_args(run, 1, 1, resume=False), "--seeds", "2")
+    (run / "population.json").unlink(missing_ok=True)
+    path = f"{scratch}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    with _environment(PYTHONPATH=path):
+        return [
+            _refused("a game module raising on import", ["train", "raises_on_import:Game",
+                     "--out", str(scratch / "m1")], "raised RuntimeError: no licence"),
+            _refused("a game module calling sys.exit(0) on import", ["train",
+                     "exits_on_import:Game", "--out", str(scratch / "m2")], "sys.exit(0)"),
+            _refused("--compile-cache naming a file", ["--compile-cache", str(scratch /
+                     "a_file"), "train", "--seconds", "0"], "name a folder"),
+            _refused("export before the first checkpoint", ["export", str(young), "--out",
+                     str(scratch / "agent")], "wait for it, or train the run longer"),
+            _refused("a population's population.json deleted, --resume", ["train",
+                     "--resume", "--out", str(run)], "population.json is missing"),
+        ]  # fmt: skip
+
+
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def shown(text: str) -> str:
     for folder in SCRATCH:
         text = text.replace(f"{folder}/", "")
@@ -767,6 +903,10 @@ def main() -> None:
             *renumbered_and_edited(scratch, reference),
             *folders_naming_code(scratch),
             *shared_folder_reads(scratch, reference),
+            *repeated_interrupts(scratch),
+            *sizes_of_searches_and_networks(scratch),
+            *settings_for_meaning(scratch),
+            *small_refusals(scratch),
         ]
     print(f"Fault probes on tiny tic-tac-toe runs of {ITERATIONS} iterations; "
           f"{time.monotonic() - begin:.0f} s in all.\n")  # fmt: skip

@@ -198,6 +198,15 @@ def _import_module(name: str, spec: str) -> Any:
     except (ImportError, SyntaxError) as error:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ValueError(f"game {spec!r}: importing {name!r} failed: {first_line}") from error
+    except SystemExit as error:  # else `sys.exit(0)` in the module ends the command, rc 0
+        raise ValueError(
+            f"game {spec!r}: importing {name!r} called sys.exit({error.code!r}): a game's module "
+            "must define the game, not run a program on import"
+        ) from None
+    except Exception as error:  # the module's own code raised: its error, in one line
+        text = str(error).strip().splitlines()
+        what = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+        raise ValueError(f"game {spec!r}: importing {name!r} raised {what}") from error
 
 
 def _family_of(spec: str) -> str | None:

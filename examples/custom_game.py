@@ -15,6 +15,7 @@ the random player (``jaxzero.play_match``: paired openings, both colours).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import jax
@@ -24,18 +25,12 @@ import envs
 import jaxzero
 
 PILE, MOST = 15, 3  # stones at the start; the most a move may take
-SMOKE = {
-    "selfplay.batch_size": 8,
-    "selfplay.moves_per_iteration": 4,
-    "search.num_simulations": 4,
-    "evaluation.simulations": 4,  # how the agent plays the match
-    "replay.capacity": 256,
-    "replay.min_size": 16,
-    "optim.minibatch_size": 16,
-    "optim.updates_per_iteration": 2,
-    "network.hidden_size": 16,
+SMOKE = {  # evaluation.simulations: how the agent plays the match
+    "selfplay.batch_size": 8, "selfplay.moves_per_iteration": 4, "search.num_simulations": 4,
+    "evaluation.simulations": 4, "replay.capacity": 256, "replay.min_size": 16,
+    "optim.minibatch_size": 16, "optim.updates_per_iteration": 2, "network.hidden_size": 16,
     "train.log_every": 1,
-}
+}  # fmt: skip
 
 
 @envs.state_dataclass
@@ -83,6 +78,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="toy sizes: a CI check, seconds")
     parser.add_argument("--out", type=Path, default=Path("runs/examples/custom_game"))
+    parser.add_argument("--force", action="store_true", help="replace the run in --out")
     args = parser.parse_args()
 
     game = TakeAway()
@@ -100,7 +96,7 @@ def main() -> None:
         )
 
     trainer = jaxzero.make_trainer(config, env=game)
-    jaxzero.train(args.out, trainer=trainer, iterations=iterations, force=True, on_log=log)
+    jaxzero.train(args.out, trainer=trainer, iterations=iterations, force=args.force, on_log=log)
 
     agent = jaxzero.load_agent(args.out, env=game)  # the newest checkpoint's network
     opponent = jaxzero.make_opponent("random", game)
@@ -116,4 +112,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, RuntimeError, ValueError) as error:  # a read-only --out, a run in the way
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -17,6 +17,7 @@ solved tic-tac-toe position.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import flax.linen as nn
@@ -66,6 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="toy sizes: a CI check, seconds")
     parser.add_argument("--out", type=Path, default=Path("runs/examples/custom_network"))
+    parser.add_argument("--force", action="store_true", help="replace the run in --out")
     args = parser.parse_args()
 
     env = envs.make("tic_tac_toe")
@@ -84,7 +86,7 @@ def main() -> None:
 
     trainer = jaxzero.make_trainer(config, network=network)
     print(f"network.kind={trainer.config.network.kind} args={dict(trainer.config.network.args)}")
-    jaxzero.train(args.out, trainer=trainer, iterations=iterations, force=True, on_log=log)
+    jaxzero.train(args.out, trainer=trainer, iterations=iterations, force=args.force, on_log=log)
 
     agent = jaxzero.load_agent(args.out, network=network)
     quality = jaxzero.optimal_move_share(
@@ -94,4 +96,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, RuntimeError, ValueError) as error:  # a read-only --out, a run in the way
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -15,6 +15,7 @@ network's move is scored on every solved tic-tac-toe position.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -105,4 +106,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, RuntimeError, ValueError) as error:  # a read-only --out, a run in the way
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import sys
 from pathlib import Path
 
 import jax
@@ -107,4 +108,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, RuntimeError, ValueError) as error:  # a read-only --out, a run in the way
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)

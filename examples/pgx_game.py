@@ -17,6 +17,7 @@ Needs pgx: ``pip install 'jaxzero[pgx]'``.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import envs
@@ -42,6 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="toy sizes: a CI check, seconds")
     parser.add_argument("--out", type=Path, default=Path("runs/examples/pgx_game"))
+    parser.add_argument("--force", action="store_true", help="replace the run in --out")
     parser.add_argument("--game", default="pgx/tic_tac_toe", help="a pgx id, pgx/<id>")
     args = parser.parse_args()
 
@@ -60,10 +62,16 @@ def main() -> None:
             + "".join(f"  {k.removeprefix('eval/')} {v:.2f}" for k, v in scores.items())
         )
 
-    result = jaxzero.train(args.out, config, env=env, iterations=iterations, force=True, on_log=log)
+    result = jaxzero.train(
+        args.out, config, env=env, iterations=iterations, force=args.force, on_log=log
+    )
     print(f"{result.iterations} iterations in {result.seconds:.0f} s; the run is in {args.out}")
     print(f"play it: jaxzero play --checkpoint {args.out}")
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, RuntimeError, ValueError) as error:  # a read-only --out, a run in the way
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -71,7 +71,10 @@ def _commands(
     # orbax logs each failure it then raises, with tracebacks; the raised error is
     # reported here in one line, so its log is noise to a user of the command line.
     logging.getLogger("absl").setLevel(logging.CRITICAL)
-    enable_compile_cache(compile_cache)  # a second identical run reads its programs back
+    try:
+        enable_compile_cache(compile_cache)  # a second identical run reads its programs back
+    except ValueError as error:
+        _fail(str(error))
 
 
 class UsageError(Exception):
@@ -313,15 +316,26 @@ def _population(config, seeds: int | None, grid: list[str], resume: bool, sgf) -
         raise UsageError("--sgf records one run's games; it cannot go with --seeds or --grid")
     points: dict[str, list[float]] = {}
     example = "optim.learning_rate=1e-3,2e-3"
+    keys = [config_lib.parse_key_values([item], "--grid", example).popitem()[0] for item in grid]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:  # else the last would silently win
+        raise UsageError(f"--grid {repeated[0]} is given twice: list its values once, K=V1,V2,...")
     for key, text in config_lib.parse_key_values(grid, "--grid", example).items():
         check_hyperparameter(key)
-        values = [v.strip() for v in text.split(",") if v.strip()]
-        if not values:
+        values = [v.strip() for v in text.split(",")]
+        if not any(values):
             raise UsageError(f"--grid {key}= names no value: give KEY=V1,V2,... ({example})")
+        if not all(values):  # "1e-3,,2e-3": a value lost to a typo
+            raise UsageError(f"--grid {key}={text} has an empty value: give KEY=V1,V2,...")
         section, name = key.split(".")
         parsed = [config_lib.apply_overrides(config, {key: v}) for v in values]  # checked
         points[key] = [getattr(getattr(c, section), name) for c in parsed]
     count = seeds or 1
+    if config.seed + count - 1 > config_lib.MAX_SEED:  # jax.random.key(2**32) is key(0)
+        raise UsageError(
+            f"--seeds {count} from seed {config.seed} reaches seed {config.seed + count - 1}, "
+            f"past {config_lib.MAX_SEED} (jax.random.key's range): give a lower seed"
+        )
     crossed = list(itertools.product(*points.values())) or [()]
     members = [(point, config.seed + s) for point in crossed for s in range(count)]
     hyper = {key: [point[i] for point, _ in members] for i, key in enumerate(points)}
@@ -588,6 +602,7 @@ def eval_(
 
         settings = _search_settings(set_)
         loaded = load_agents(paths, every=every, settings=settings, trust_code=trust_code)
+        _check_games_fit(loaded, simulations, games)
         if loaded[0][1].env.num_players == 1:
             _solo_eval(loaded, games, simulations, seed)
             return
@@ -607,6 +622,16 @@ def eval_(
         console.print(
             f"{len(written)} games written to {sgf} as SGF", highlight=False, soft_wrap=True
         )
+
+
+def _check_games_fit(loaded, simulations: int | None, games: int) -> None:
+    """ValueError unless ``games`` search trees (a match plays its games at once) fit in
+    the memory free, at the largest simulation count of the loaded agents."""
+    from jaxzero.core.memory import check_search_memory
+
+    sims = max(agent.search_player(simulations).num_simulations for _, agent, _ in loaded)
+    setting = "--simulations" if simulations is not None else "evaluation.simulations"
+    check_search_memory(loaded[0][1].env, sims, setting, games=games)
 
 
 def _solo_eval(loaded, games, simulations, seed) -> None:

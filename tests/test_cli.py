@@ -128,3 +128,53 @@ def test_resume_rejects_overrides(tmp_path):
         runner.invoke(app, ["train", "tic_tac_toe", "seed=1", "--resume", "--out", str(tmp_path)])
     )
     assert "cannot change a run being resumed" in line
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [  # each trained before: a value dropped, a key's first list dropped, seeds aliased
+        (["--grid", "optim.learning_rate=1e-3,,2e-3"], "has an empty value"),
+        (["--grid", "optim.learning_rate=1e-3,"], "has an empty value"),
+        (
+            ["--grid", "optim.learning_rate=1e-3", "--grid", "optim.learning_rate=2e-3"],
+            "--grid optim.learning_rate is given twice",
+        ),
+        (["--grid", "search.dirichlet_alpha=0.3,0"], "search.dirichlet_alpha must be > 0"),
+        (["--seeds", "2", "seed=4294967295"], "reaches seed 4294967296, past 4294967295"),
+        ([f"seed={2**64}"], "seed must be between 0 and 4294967295"),
+    ],
+)
+def test_a_population_or_seed_typo_is_refused_before_any_folder(tmp_path, options, message):
+    run = tmp_path / "run"
+    result = runner.invoke(app, ["train", "tic_tac_toe", *options, "--out", str(run)])
+    assert message in _error_line(result)
+    assert "Traceback" not in result.output and not run.exists()
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [  # a traceback, and an exit 0 with nothing said, before
+        ("raise RuntimeError('no licence')", "raised RuntimeError: no licence"),
+        ("import sys\nsys.exit(0)", "called sys.exit(0)"),
+    ],
+)
+def test_a_game_module_failing_on_import_is_one_line(tmp_path, monkeypatch, body, message):
+    name = f"failing_game_{abs(hash(body))}"
+    (tmp_path / f"{name}.py").write_text(body + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = runner.invoke(app, ["train", f"{name}:Game", "--out", str(tmp_path / "run")])
+    assert message in _error_line(result)
+    assert "Traceback" not in result.output and not (tmp_path / "run").exists()
+
+
+def test_a_run_before_its_first_checkpoint_says_to_wait_and_a_lost_population_json_is_named(
+    tmp_path,
+):
+    run = tmp_path / "run"
+    prepare_run_dir(run, presets.get_preset("tic_tac_toe"), resume=False, force=False)
+    line = _error_line(runner.invoke(app, ["export", str(run), "--out", str(tmp_path / "agent")]))
+    assert "no checkpoint in" in line and "wait for it, or train the run longer" in line
+    assert "start a new run" not in line  # what it said: the run is only young
+    (run / "members" / "0").mkdir(parents=True)  # a population whose population.json is gone
+    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
+    assert "population.json is missing" in line and "restore population.json" in line

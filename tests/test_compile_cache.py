@@ -40,3 +40,36 @@ def test_the_command_line_option(tmp_path, restore_cache_dir):
     result = CliRunner().invoke(app, ["--compile-cache", str(folder), "train", "--seconds", "0"])
     assert result.exit_code == 2 and "--seconds must be > 0" in result.output
     assert jax.config.jax_compilation_cache_dir == str(folder) and folder.is_dir()
+
+
+def test_a_file_named_as_the_cache_is_refused_not_ignored(tmp_path, restore_cache_dir):
+    # the cache was silently off: every run compiled again and nothing said why
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    result = CliRunner().invoke(app, ["--compile-cache", str(a_file), "train", "--seconds", "0"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert (
+        lines[-1].startswith("error: the compile cache") and "name a folder, or 'off'" in lines[-1]
+    )
+    assert a_file.read_text() == "mine\n"
+
+
+def test_an_unreadable_cache_entry_is_one_line(tmp_path, monkeypatch, capsys, restore_cache_dir):
+    import warnings
+
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # restored after
+    folder = compile_cache.enable_compile_cache(str(tmp_path / "xla"))
+    for _ in range(3):  # jax._src.compiler's warning, raw: a file path, a source line
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.warn(
+                "Error reading persistent compilation cache entry for 'jit_step': "
+                "XlaRuntimeError: INVALID_ARGUMENT: corrupt",
+                stacklevel=1,
+            )
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"warning: the compile cache in {folder} has an entry jaxzero cannot read "
+        f"(XlaRuntimeError); it compiles instead (to clear the cache: rm -r {folder})"
+    ]

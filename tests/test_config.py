@@ -1,5 +1,7 @@
 """Configs check themselves when built, and old run directories' configs still read."""
 
+import re
+
 import pytest
 
 from jaxzero.core import config as config_lib
@@ -62,6 +64,30 @@ def test_a_bad_setting_names_its_key_when_the_config_is_built(key, value, messag
     with pytest.raises(ValueError) as error:
         config_lib.apply_overrides(get_preset("tic_tac_toe"), {key: value})
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [  # each accepted before: NaN root noise, an inf rate that diverged, a seed past 2**32
+        ({"search.dirichlet_alpha": 0}, "search.dirichlet_alpha must be > 0 while"),
+        ({"search.gumbel_scale": "inf"}, "search.gumbel_scale must be a finite number, got inf"),
+        ({"optim.learning_rate": "inf"}, "optim.learning_rate must be a finite number, got inf"),
+        ({"search.pb_c_init": "nan"}, "search.pb_c_init must be a finite number, got nan"),
+        ({"seed": 2**32}, "seed must be between 0 and 4294967295"),
+        ({"seed": str(2**64)}, "seed must be between 0 and 4294967295"),
+        ({"seed": -1}, "seed must be between 0 and 4294967295"),
+    ],
+)
+def test_a_setting_is_checked_for_meaning_not_only_type(overrides, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        config_lib.apply_overrides(get_preset("tic_tac_toe"), overrides)
+
+
+def test_no_root_noise_needs_no_concentration():
+    no_noise = {"search.dirichlet_alpha": 0, "search.dirichlet_fraction": 0}
+    assert (
+        config_lib.apply_overrides(get_preset("tic_tac_toe"), no_noise).search.dirichlet_alpha == 0
+    )
 
 
 def test_an_integer_may_be_written_with_an_exponent():

@@ -188,3 +188,19 @@ def test_the_tutorial_runs_at_toy_size(tmp_path, monkeypatch, toy_environment):
     text = "".join(output.get("text", "") for output in outputs)
     assert "toy sizes" in text and "chosen move:" in text
     assert (tmp_path / "runs" / "tutorial" / "metrics.jsonl").exists()
+
+
+def test_an_example_refuses_a_run_in_its_way_and_an_unwritable_out_in_one_line(tmp_path):
+    # it always trained with force=True (deleting the run in --out), and traced back
+    from jaxzero.run.driver import prepare_run_dir
+
+    run = tmp_path / "run"
+    prepare_run_dir(run, jaxzero.get_preset("tic_tac_toe"), resume=False, force=False)
+    (tmp_path / "file").write_text("not a folder\n")
+    script = str(EXAMPLES / "custom_game.py")
+    for out, message in [(run, "already holds a run"), (tmp_path / "file" / "run", "error: ")]:
+        command = [sys.executable, script, "--smoke", "--out", str(out)]
+        ran = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 2, ran.stderr[-2000:]
+        assert "Traceback" not in ran.stderr and message in ran.stderr.splitlines()[-1]
+    assert (run / "config.json").exists()  # the run it was asked not to replace, kept

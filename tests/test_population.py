@@ -145,6 +145,15 @@ def test_gate_and_devices_refused(ttt_config):
         make_population(ttt_config, seeds=[])
 
 
+def test_member_seeds_stay_in_the_keys_range(ttt_config):
+    # jax.random.key(2**32) is key(0): member 1 would have been member 0 again
+    with pytest.raises(ValueError, match="seed must be between 0 and 4294967295"):
+        make_population(ttt_config, seeds=[0, 2**32])
+    with pytest.raises(ValueError, match="search.dirichlet_alpha must be > 0"):  # on the axis
+        puct = apply_overrides(ttt_config, {"search.kind": "puct"})
+        make_population(puct, seeds=[0, 1], hyper={"search.dirichlet_alpha": [0.3, 0.0]})
+
+
 @pytest.fixture(scope="module")
 def run_population(ttt_config):
     # evaluation.every: each member's raw-policy share of the solved positions, no matches
@@ -240,8 +249,7 @@ def test_a_population_beyond_memory_is_refused_before_compiling(ttt_config, trai
 @pytest.fixture(scope="module")
 def diverging(ttt_config):
     """Two members, the second's learning rate so large that its third iteration (its
-    second of updates) is not finite. (Not ``optim.max_grad_norm=0``: that clips every
-    gradient to zero, and only weight decay would move the parameters.)"""
+    second of updates) is not finite."""
     config = apply_overrides(ttt_config, {"evaluation.every": 2, "train.log_every": 1})
     return make_population(config, seeds=[0, 1], hyper={"optim.learning_rate": [1e-3, 1e30]})
 
@@ -359,3 +367,15 @@ def test_a_population_checkpoint_without_divergence_flags_resumes(tmp_path, dive
         restored = checkpointer.restore(jax.eval_shape(diverging.init))[0]
     assert np.asarray(restored.diverged_at).tolist() == [0, 0]
     assert _leaves_equal(restored.train_state().params, state.params)
+
+
+def test_population_json_is_strict_json(tmp_path):
+    # An infinite value was written as `Infinity`, which no JSON reader but Python's takes
+    from types import SimpleNamespace
+
+    from jaxzero.run.members import write_population
+
+    population = SimpleNamespace(seeds=(0, 1), hyper={"optim.learning_rate": [1e-3, np.inf]})
+    with pytest.raises(ValueError, match="population.json would hold a NaN or infinite number"):
+        write_population(tmp_path, population)
+    assert not (tmp_path / "population.json").exists()

@@ -62,3 +62,33 @@ def test_an_interrupt_in_the_loop_saves_then_exits_with_the_signals_code(tmp_pat
     assert process.returncode == 143, output
     assert "interrupted at iteration" in output and "Traceback" not in output
     assert any(p.name.isdigit() for p in (run / "checkpoints").iterdir())
+
+
+@pytest.mark.parametrize("sig, count", [(signal.SIGINT, 3), (signal.SIGTERM, 2)])
+def test_a_second_signal_in_the_first_compile_exits_at_once_with_one_line(
+    tmp_path, monkeypatch, sig, count
+):
+    # The first signal taken by the loop (stop after this iteration), the next ones while
+    # the first iteration still compiles (no compile cache: seconds of it): it exited 139,
+    # a crash in the interpreter's teardown, every time.
+    monkeypatch.setenv("JAXZERO_COMPILE_CACHE", "off")
+    for wait in (1.0, 2.0, 4.0):  # until the loop, not start-up, takes the first signal
+        code, output = _interrupted(tmp_path / f"run{wait}", sig, count, wait)
+        if "stopping after this iteration" in output:
+            break
+    assert f"{sig.name}: stopping after this iteration" in output, output
+    assert code == 128 + sig, output
+    assert "Traceback" not in output
+    last = [line for line in output.splitlines() if line.strip()][-1]
+    assert last.startswith(f"error: interrupted by {sig.name} again"), output
+
+
+def _interrupted(run: Path, sig: signal.Signals, count: int, wait: float) -> tuple[int, str]:
+    process = _start(run)
+    _wait_for(lambda: (run / "config.json").exists(), process)
+    time.sleep(wait)  # the init compiled: the loop's own compile begins
+    for _ in range(count):
+        process.send_signal(sig)
+        time.sleep(0.2)
+    output, _ = process.communicate(timeout=60)
+    return process.returncode, output

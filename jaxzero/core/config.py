@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -52,6 +53,9 @@ def _frozen(value: Any) -> Any:
 
 
 MAX_SELFPLAY_SIMULATIONS = 16_384  # AlphaZero searched 800 a move; more is a typo
+MAX_EVALUATION_SIMULATIONS = 1 << 20  # KataGo analyses with 10^5 visits; 10^9 is a typo
+MAX_NETWORK_DEPTH = 1000  # layers or residual blocks: AlphaZero's deepest had 40 blocks
+MAX_SEED = 2**32 - 1  # jax.random.key(seed) keeps 32 bits of the seed
 
 
 def _check(ok: bool, message: str) -> None:
@@ -65,6 +69,26 @@ def _at_least(section: Any, low: float, *names: str) -> None:
     for name in names:
         value = getattr(section, name)
         _check(value >= low, f"{prefix}{name} must be >= {low}, got {value}")
+
+
+def _check_finite(section: Any) -> None:
+    """ValueError unless every float field of ``section`` is finite: ``inf`` passes
+    every ``>=`` bound, and a NaN or infinite rate or noise scale ruins a run silently."""
+    prefix = _SECTION_NAMES[type(section).__name__]
+    for field in dataclasses.fields(section):
+        value = getattr(section, field.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{prefix}{field.name} must be a finite number, got {value}")
+
+
+def check_evaluation_simulations(simulations: int, setting: str) -> None:
+    """ValueError unless ``simulations`` (of an evaluating search, named ``setting``) is
+    below :data:`MAX_EVALUATION_SIMULATIONS`: each is a node of every game's tree."""
+    _check(
+        simulations <= MAX_EVALUATION_SIMULATIONS,
+        f"{setting}={simulations} is beyond {MAX_EVALUATION_SIMULATIONS:,}, surely a typo: "
+        "every move of every game searched grows a tree of that many nodes",
+    )
 
 
 def _check_even_games(key: str, value: int) -> None:
@@ -117,8 +141,16 @@ class NetworkConfig:
     args: Arguments = ()  # a user's module (kind "module:Class"): its constructor arguments
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         _check(bool(self.kind), "network.kind must name a network (auto, resnet, mlp, ...)")
         _at_least(self, 1, "num_blocks", "channels", "value_channels", "hidden_size", "num_layers")
+        for name in ("num_blocks", "num_layers"):  # tracing 10^5 layers hangs, no line
+            depth = getattr(self, name)
+            _check(
+                depth <= MAX_NETWORK_DEPTH,
+                f"network.{name}={depth} is beyond {MAX_NETWORK_DEPTH}, surely a typo "
+                "(AlphaZero's deepest network had 40 residual blocks)",
+            )
         _at_least(self, 0, "value_hidden")
         _at_least(self, 3, "value_bins")
         _check(self.value_max > 0, f"network.value_max must be > 0, got {self.value_max}")
@@ -162,6 +194,7 @@ class SearchConfig:
     root_selection: str = ""  # the same at the root (PUCT only); "": the interior's
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         _check(bool(self.kind), "search.kind must name a search (gumbel, puct, ...)")
         _check(
             self.num_simulations <= MAX_SELFPLAY_SIMULATIONS,
@@ -179,6 +212,12 @@ class SearchConfig:
         _check(
             0.0 <= self.dirichlet_fraction <= 1.0,
             f"search.dirichlet_fraction must be between 0 and 1, got {self.dirichlet_fraction}",
+        )
+        _check(  # Dirichlet(0) is NaN: every root prior NaN, every game the same, no error
+            self.dirichlet_alpha > 0 or self.dirichlet_fraction == 0,
+            f"search.dirichlet_alpha must be > 0 while search.dirichlet_fraction > 0, got "
+            f"{self.dirichlet_alpha}: give a concentration (0.3 is the default) or set "
+            "search.dirichlet_fraction=0 for no root noise",
         )
 
 
@@ -210,6 +249,7 @@ class SelfPlayConfig:
     cheap_simulations: int = 0  # n of the cheap searches (used when p < 1)
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         _at_least(self, 1, "batch_size", "moves_per_iteration")
         _at_least(self, 0, "temperature_moves", "opening_plies")
         _check(self.temperature > 0, f"selfplay.temperature must be > 0, got {self.temperature}")
@@ -239,6 +279,7 @@ class ReplayConfig:
     augment: bool = True  # apply a random element of env.symmetries to each sample
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         _at_least(self, 1, "capacity")
         _check(
             0 <= self.min_size <= self.capacity,
@@ -265,6 +306,7 @@ class OptimConfig:
     value_loss_weight: float = 1.0  # loss = policy loss + this x value loss
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         # 0 is allowed: a member of a population that keeps its initial network (a baseline)
         _check(
             self.learning_rate >= 0, f"optim.learning_rate must be >= 0, got {self.learning_rate}"
@@ -300,7 +342,9 @@ class EvaluationConfig:
     max_share: float = 0.05  # the periodic matches' largest share of the wall time
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         _at_least(self, 1, "simulations")
+        check_evaluation_simulations(self.simulations, "evaluation.simulations")
         _at_least(self, 0, "opening_plies", "every")
         _check_even_games("evaluation.games", self.games)
         _check(
@@ -323,6 +367,7 @@ class GateConfig:
     threshold: float = 0.55  # the score that promotes the learner
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         _at_least(self, 1, "every")
         _check_even_games("gate.num_games", self.num_games)
         _check(
@@ -340,6 +385,7 @@ class TrainConfig:
     keep_every: int = 100  # besides the newest 3, keep checkpoints at multiples of this (0: none)
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         _at_least(self, 1, "iterations", "log_every", "checkpoint_every")
         _at_least(self, 0, "keep_every")
         keep, every = self.keep_every, self.checkpoint_every
@@ -360,6 +406,7 @@ class Config:
     Attributes:
         game: the env's registry name or ``"module:attribute"`` path (``envs.make``).
         seed: the run's PRNG seed (the initial state's key, the gate's and evaluation's).
+            Within [0, 2**32): jax.random.key keeps 32 bits, so 2**32 would be seed 0.
         num_devices: devices of the data mesh (``jaxzero.core.sharding``); 0: all JAX sees.
         network: the network section, :class:`NetworkConfig`.
         search: the self-play search section, :class:`SearchConfig`.
@@ -390,7 +437,13 @@ class Config:
     train: TrainConfig = TrainConfig()
 
     def __post_init__(self) -> None:
+        _check_finite(self)
         _at_least(self, 0, "num_devices")
+        _check(  # jax.random.key(seed) reads 32 bits: key(2**32) is key(0)
+            0 <= self.seed <= MAX_SEED,
+            f"seed must be between 0 and {MAX_SEED} (2**32 - 1: jax.random.key's range, where "
+            f"seeds 2**32 apart are one key), got {self.seed}",
+        )
         cheap, full = self.selfplay.cheap_simulations, self.search.num_simulations
         _check(
             not self.selfplay.playout_cap or cheap < full,

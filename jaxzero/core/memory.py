@@ -2,8 +2,10 @@
 
 A size beyond the machine (``replay.capacity=10000000000``) must fail in one line naming
 the setting, not hang in the allocator. The estimate is the training state's size, read
-from ``jax.eval_shape`` (nothing allocated), plus the self-play search trees, whose nodes
-each hold an env state: B games x N nodes x (state + A children's statistics).
+from ``jax.eval_shape`` (nothing allocated), plus the search trees, whose nodes each hold
+an env state: B games x N nodes x (state + A children's statistics), for self-play's and
+for the evaluating matches' (``evaluation.simulations``, which ``eval``, ``play``,
+``analyze`` and ``gtp`` check with :func:`check_search_memory`).
 
     needs = memory_needs(trainer)       # {"replay.capacity": bytes, ...}
     check_memory(trainer)               # ValueError naming the largest part
@@ -16,12 +18,14 @@ import math
 import jax
 import numpy as np
 
+from envs.core import Env
 from jaxzero.core.loop import Trainer
 from jaxzero.core.search import tree_capacity
 
 # Per child edge: index, prior logit, visits, reward, discount, value; per node: visits,
 # raw value, value, parent, action from parent (4 bytes each, mctx.Tree's fields).
 _EDGE_FIELDS, _NODE_FIELDS = 6, 5
+EVALUATION_TREES = "evaluation search trees"
 
 
 def _bytes(tree) -> int:
@@ -39,20 +43,50 @@ def memory_needs(trainer: Trainer) -> dict[str, int]:
         ``{"replay.capacity": the replay buffer, "selfplay.batch_size": the games and their
         partial trajectories, "search trees": the self-play search trees (B games x
         search.num_simulations nodes), "network": parameters and optimiser state (all
-        copies)}``.
+        copies), and when the run plays matches, "evaluation search trees": their games'
+        trees (evaluation.games or gate.num_games x evaluation.simulations nodes)}``.
     """
     config, env = trainer.config, trainer.env
     state = jax.eval_shape(trainer.init, jax.random.key(0))
-    simulations = config.search.num_simulations
-    nodes = tree_capacity(simulations) if config.search.reuse_tree else simulations + 1
-    env_state = _bytes(jax.eval_shape(env.init, jax.random.key(0)))
-    per_node = env_state + 4 * (_EDGE_FIELDS * env.num_actions + _NODE_FIELDS)
-    return {
+    reuse = config.search.reuse_tree
+    trees = config.selfplay.batch_size * tree_bytes(env, config.search.num_simulations, reuse)
+    needs = {
         "replay.capacity": _bytes(state.replay),
         "selfplay.batch_size": _bytes(state.selfplay),
-        "search trees": config.selfplay.batch_size * nodes * per_node,
+        "search trees": trees,
         "network": _bytes((state.params, state.best_params, state.opt_state)),
     }
+    games = max(
+        config.evaluation.games if config.evaluation.every > 0 else 0,
+        config.gate.num_games if config.gate.enabled else 0,
+    )
+    if games:  # the periodic matches and the gate's: each of their games grows a tree
+        needs[EVALUATION_TREES] = games * tree_bytes(env, config.evaluation.simulations, reuse)
+    return needs
+
+
+def tree_bytes(env: Env, simulations: int, reuse: bool = False) -> int:
+    """Bytes of one game's search tree of ``simulations`` over ``env`` (each node holds an
+    env state and its children's statistics); nothing allocated."""
+    nodes = tree_capacity(simulations) if reuse else simulations + 1
+    env_state = _bytes(jax.eval_shape(env.init, jax.random.key(0)))
+    return nodes * (env_state + 4 * (_EDGE_FIELDS * env.num_actions + _NODE_FIELDS))
+
+
+def check_search_memory(
+    env: Env, simulations: int, setting: str, games: int = 1, available: int | None = None
+) -> None:
+    """ValueError, naming ``setting``, when ``games`` search trees of ``simulations`` over
+    ``env`` (an evaluating search: ``eval``, ``play``, ``analyze``, ``gtp``) cannot fit in
+    memory; no check when the memory free cannot be told."""
+    available = available_memory() if available is None else available
+    need = games * tree_bytes(env, simulations)
+    if available is not None and need > available:
+        trees = "its search tree" if games == 1 else f"the search trees of {games} games"
+        raise ValueError(
+            f"{setting}={simulations} needs about {_gb(need)} of memory for {trees}, and "
+            f"{_gb(available)} is free: lower {setting}"
+        )
 
 
 def available_memory() -> int | None:
@@ -85,7 +119,8 @@ def check_memory(trainer: Trainer, available: int | None = None, members: int = 
     """
     available = available_memory() if available is None else available
     needs = {name: size * members for name, size in memory_needs(trainer).items()}
-    total = sum(needs.values())
+    # self-play's trees and the evaluating matches' are never held at once
+    total = sum(needs.values()) - min(needs["search trees"], needs.get(EVALUATION_TREES, 0))
     if available is None or total <= available:
         return
     largest = max(needs, key=lambda name: needs[name])
@@ -102,6 +137,7 @@ def _settings(trainer: Trainer, part: str) -> str:
     keys = {
         "search trees": ("selfplay.batch_size", "search.num_simulations"),
         "network": ("network.channels", "network.hidden_size"),
+        EVALUATION_TREES: ("evaluation.simulations", "evaluation.games"),
     }.get(part, (part,))
     values = [getattr(getattr(trainer.config, k.split(".")[0]), k.split(".")[1]) for k in keys]
     return " or ".join(f"{key} (now {value})" for key, value in zip(keys, values, strict=True))

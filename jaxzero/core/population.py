@@ -193,7 +193,9 @@ def make_population(
     Args:
         config: the settings the members share (its ``seed`` is replaced by each
             member's); ``config.num_devices`` devices split the members.
-        seeds: member k starts from ``jax.random.key(seeds[k])``.
+        seeds: member k starts from ``jax.random.key(seeds[k])``, each in
+            ``[0, 2**32)`` (``Config.seed``'s range: the key keeps 32 bits, so seeds
+            2**32 apart would be one key); a grid's points share the seeds.
         hyper: settings of :data:`TRACED` (dotted keys) to their P values, or one value
             for every member.
         env: the game, as :func:`~jaxzero.core.loop.make_trainer` takes it.

@@ -37,7 +37,8 @@ import jax.numpy as jnp
 
 from envs.core import Env, State
 from jaxzero.core import mcts, networks, search
-from jaxzero.core.config import Config, SearchConfig
+from jaxzero.core.config import Config, SearchConfig, check_evaluation_simulations
+from jaxzero.core.memory import check_search_memory
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy, make_search
 from jaxzero.measure.opponents import Player
@@ -86,6 +87,8 @@ class SearchPlayer(_Jitted):
     def __post_init__(self) -> None:
         if self.num_simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {self.num_simulations}")
+        check_evaluation_simulations(self.num_simulations, "simulations")  # before any tree
+        check_search_memory(self.env, self.num_simulations, "simulations")
         if self.policy is None:
             object.__setattr__(self, "policy", make_search(self.config))
 

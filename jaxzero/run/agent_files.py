@@ -44,7 +44,7 @@ from flax import serialization
 from jaxzero.core.config import Config, config_to_dict
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE
-from jaxzero.run.files import os_reason, sha256, write_atomic
+from jaxzero.run.files import os_reason, sha256, write_atomic, write_json
 from jaxzero.run.reads import MB, FileRefused, read_bytes, read_json, read_text, sha256_inside
 
 AGENT_FILE = "agent.json"
@@ -304,9 +304,9 @@ def write_agent(
         partial.mkdir(parents=True)
         variables = jax.tree.map(lambda x: np.asarray(x, np.float32), params)
         write_atomic(partial / PARAMS_FILE, serialization.msgpack_serialize(variables))
-        write_atomic(partial / CONFIG_FILE, json.dumps(config_to_dict(config), indent=2) + "\n")
+        write_json(partial / CONFIG_FILE, config_to_dict(config))
         stored = {"format": FORMAT, **facts}
-        write_atomic(partial / AGENT_FILE, json.dumps(stored, indent=2) + "\n")
+        write_json(partial / AGENT_FILE, stored)
         write_atomic(partial / CARD_FILE, card)
         write_checksums(partial)
         if folder.exists():

@@ -539,7 +539,11 @@ class Checkpointer:
         """``step`` (default: the latest), checked to exist and to match its checksums."""
         step = self.latest_step() if step is None else step
         if step is None:
-            raise CheckpointError(f"no checkpoint in {self.shown}; start a new run instead")
+            raise CheckpointError(  # (a run still starting, not a broken one)
+                f"no checkpoint in {self.shown} yet: a run saves its first after "
+                "train.checkpoint_every iterations, and when it stops; wait for it, or train "
+                "the run longer (jaxzero train --resume)"
+            )
         if step not in self.steps():
             raise CheckpointError(
                 f"no checkpoint {step} in {self.shown}; available: {self.steps()}"

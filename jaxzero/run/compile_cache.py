@@ -15,6 +15,9 @@ by itself: ``import jaxzero`` leaves JAX's settings as the caller made them.
 from __future__ import annotations
 
 import os
+import re
+import sys
+import warnings
 from pathlib import Path
 
 import jax
@@ -37,8 +40,11 @@ def enable_compile_cache(setting: str | None = None) -> Path | None:
             per-user default folder).
 
     Returns:
-        The cache folder, or None when the cache is off or its folder cannot be made
-        (compiling then works as without a cache).
+        The cache folder, or None when the cache is off or the default folder cannot be
+        made (compiling then works as without a cache).
+
+    Raises:
+        ValueError: ``setting`` names a folder that cannot be made (a file, say).
     """
     if setting is None:
         setting = os.environ.get(ENV_VAR, "")
@@ -47,9 +53,46 @@ def enable_compile_cache(setting: str | None = None) -> Path | None:
     folder = Path(setting).expanduser() if setting.strip() else default_folder()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
+    except OSError as error:
+        if not setting.strip():  # the default folder: compiling works as without a cache
+            return None
+        raise ValueError(  # one the user named: silently off would be a surprise
+            f"the compile cache {setting!r} is not a folder jaxzero can use "
+            f"({error.strerror or error}): name a folder, or 'off'"
+        ) from None
     jax.config.update("jax_compilation_cache_dir", str(folder))
+    _warn_in_one_line(folder)
     # every compile of a training program is worth keeping; tiny ones are not
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
     return folder
+
+
+_CACHE_ERROR = re.compile(
+    r"Error (reading|writing) persistent compilation cache entry for '[^']*': (\w+)"
+)
+
+
+def _warn_in_one_line(folder: Path) -> None:
+    """JAX's warning about a cache entry it cannot read or write (a corrupt file, a full
+    disk) as one line, once, saying what it means and how to clear it; other warnings
+    as before."""
+    shown = warnings.showwarning
+    said: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        found = _CACHE_ERROR.match(str(message))
+        if found is None:
+            return shown(message, category, filename, lineno, file, line)
+        how, kind = found.groups()
+        if how in said:
+            return None
+        said.add(how)
+        print(
+            f"warning: the compile cache in {folder} has an entry jaxzero cannot {how[:-3]} "
+            f"({kind}); it compiles instead (to clear the cache: rm -r {folder})",
+            file=sys.stderr,
+        )
+        return None
+
+    if getattr(shown, "__name__", "") != "show":  # once a process
+        warnings.showwarning = show

@@ -77,7 +77,7 @@ from jaxzero.run import hooks as hooks_lib
 from jaxzero.run import manifest, signals
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE, read_config_dict, read_config_file
-from jaxzero.run.files import FileProblem, check_writable, os_reason, write_atomic
+from jaxzero.run.files import FileProblem, check_writable, json_text, os_reason, write_atomic
 from jaxzero.run.hooks import Hook
 from jaxzero.run.members import (
     MemberRows,
@@ -96,7 +96,6 @@ RUN_DEFINING = (
     "gate.enabled",
 )  # fmt: skip
 LOCK_FILE = ".lock"  # held (flock) by the one process writing the run
-STOPPING = b"stopping after this iteration (Ctrl-C again: at once)\n"
 
 
 class RunDirError(RuntimeError):
@@ -159,7 +158,8 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         manifest.start(run_dir)  # first: a config.json without it would be no run of ours
-        write_atomic(run_dir / CONFIG_FILE, json.dumps(config_to_dict(config), indent=2) + "\n")
+        config_file = run_dir / CONFIG_FILE
+        write_atomic(config_file, json_text(config_to_dict(config), config_file))
         manifest.make_folders(run_dir, run_dir / CHECKPOINT_DIR)
     except (OSError, FileProblem) as error:
         raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
@@ -280,7 +280,9 @@ def lock_run_dir(run_dir: Path) -> IO[bytes]:
 class Interrupt:
     """The stop hook of SIGTERM (``kill``, a scheduler's pre-emption) and Ctrl-C: the run
     stops after the current iteration, its hooks done (its row written, a checkpoint
-    saved). A second Ctrl-C stops at once, still saving."""
+    saved). A second signal stops at once: on the command line the signal watcher ends the
+    process (:mod:`jaxzero.run.signals`, nothing raised inside a compile); in a Python
+    session a second Ctrl-C raises KeyboardInterrupt, still saving."""
 
     requested: bool = False
     signum: int = 0  # the first signal taken
@@ -295,14 +297,17 @@ class Interrupt:
             yield
             return
 
+        watched = signals.installed()  # the watcher says "stopping" and ends a second signal
+
         def request(signum: int, frame: object) -> None:
-            if self.requested and signum == signal.SIGINT:
+            if self.requested and signum == signal.SIGINT and not watched:
                 raise KeyboardInterrupt
+            first = not self.requested
             self.requested = True
             self.signum = self.signum or signum
-            if signum == signal.SIGINT:  # os.write: no reentrant buffered write in a handler
+            if first and signum == signal.SIGINT and not watched:  # os.write: reentrant
                 with contextlib.suppress(OSError, ValueError):
-                    os.write(sys.stderr.fileno(), STOPPING)
+                    os.write(sys.stderr.fileno(), signals.STOPPING.format("SIGINT").encode())
 
         previous = {sig: signal.signal(sig, request) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:

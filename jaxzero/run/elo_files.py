@@ -12,12 +12,12 @@ plots next to metrics.jsonl.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from jaxzero.measure.round_robin import ANCHOR, RoundRobin
 from jaxzero.run import manifest
+from jaxzero.run.files import json_text
 
 ELO_FILE = "elo.json"
 
@@ -82,7 +82,7 @@ def write_elo_files(table: RoundRobin) -> list[tuple[Path, Path | None]]:
         path = run_dir / ELO_FILE
         partial = path.with_name(f".{ELO_FILE}.partial")
         try:  # the new file whole on disk before the old one is moved aside
-            partial.write_text(json.dumps(data, indent=2) + "\n")
+            partial.write_text(json_text(data, path))
             kept = keep_previous(path)
             manifest.record(run_dir, files=[p for p in (path, kept) if p is not None])
             partial.replace(path)

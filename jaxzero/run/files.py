@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import functools
 import hashlib
+import json
 import os
 import re
 from pathlib import Path
@@ -51,6 +52,24 @@ def os_reason(error: BaseException) -> str:
         return text[0][:200] if text else type(error).__name__
     where = f" ({filename})" if filename else ""
     return f"{os.strerror(code)}{where}; {ADVICE.get(code, 'check the disk')}"
+
+
+def json_text(data: object, path: Path) -> str:
+    """``data`` as strict JSON (indented, a final newline), for ``path``: a NaN or
+    infinite number has no JSON spelling (Python writes ``Infinity``, which no other
+    reader takes), so it is refused, in one line naming the file."""
+    try:
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    except ValueError:
+        raise ValueError(
+            f"{path.name} would hold a NaN or infinite number, which JSON cannot hold: "
+            "check the settings written there (every value must be finite)"
+        ) from None
+
+
+def write_json(path: Path, data: object) -> None:
+    """:func:`write_atomic` of ``data`` as strict JSON (:func:`json_text`)."""
+    write_atomic(path, json_text(data, path))
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

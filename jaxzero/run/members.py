@@ -35,7 +35,7 @@ from jaxzero.core.config import config_to_dict
 from jaxzero.core.population import Population
 from jaxzero.run import manifest
 from jaxzero.run.config_file import flatten
-from jaxzero.run.files import write_atomic
+from jaxzero.run.files import write_json
 from jaxzero.run.hooks import FINITE, Diverged, FiniteGuard, JsonlWriter, MetricsRow, Step
 from jaxzero.run.reads import read_json
 
@@ -45,14 +45,20 @@ DIVERGED = "diverged"  # population.json's record of the members that diverged
 
 
 def is_population(run_dir: Path) -> bool:
-    """Whether ``run_dir`` holds a population (its population.json)."""
-    return (run_dir / POPULATION_FILE).is_file()
+    """Whether ``run_dir`` holds a population (its population.json, or its members'
+    folders: a deleted population.json is then reported as such, not as another config)."""
+    return (run_dir / POPULATION_FILE).is_file() or (run_dir / MEMBERS_DIR).is_dir()
 
 
 def read_population(run_dir: Path) -> tuple[list[int], dict[str, list[float]]]:
     """(seeds, hyper) of the population in ``run_dir``; ValueError naming the file when
     it is unreadable."""
     path = run_dir / POPULATION_FILE
+    if not path.exists() and (run_dir / MEMBERS_DIR).is_dir():
+        raise ValueError(
+            f"{path} is missing, yet {run_dir / MEMBERS_DIR} holds a population's members: "
+            f"restore {POPULATION_FILE} (its seeds and grid), or start a new run"
+        )
     try:
         data = read_json(path, run_dir)
         seeds = [int(s) for s in data["seeds"]]
@@ -130,7 +136,7 @@ def record_diverged(run_dir: Path, population: Population, diverged_at: dict[int
             }
             for k, iteration in sorted(diverged_at.items())
         ]
-    write_atomic(path, json.dumps(data, indent=2) + "\n")
+    write_json(path, data)
 
 
 def write_population(run_dir: Path, population: Population) -> None:
@@ -140,12 +146,12 @@ def write_population(run_dir: Path, population: Population) -> None:
         "hyper": {k: list(v) for k, v in population.hyper.items()},
     }
     manifest.record(run_dir, files=[run_dir / POPULATION_FILE])
-    write_atomic(run_dir / POPULATION_FILE, json.dumps(data, indent=2) + "\n")
+    write_json(run_dir / POPULATION_FILE, data)
     for k, config in enumerate(population.members):
         folder = member_folder(run_dir, k)
         manifest.make_folders(run_dir, folder)
         manifest.record(run_dir, files=[folder / "config.json"])
-        write_atomic(folder / "config.json", json.dumps(config_to_dict(config), indent=2) + "\n")
+        write_json(folder / "config.json", config_to_dict(config))
 
 
 def check_members(run_dir: Path, population: Population) -> None:

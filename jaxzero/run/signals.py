@@ -9,17 +9,23 @@ a watcher thread (``signal.set_wakeup_fd``), which says what happened, removes e
 folder this process created and never checkpointed (:func:`created`), and ends the
 process (``os._exit``: nothing of a half-done compile is left to tear down).
 
-While the training loop runs it takes the signals itself (``jaxzero.run.driver.Interrupt``:
+While the training loop runs it takes the first signal itself (``jaxzero.run.driver.Interrupt``:
 stop after the iteration, checkpoint saved); :func:`loop_takes_signals` marks that
-stretch, during which the watcher lets the loop's handler act.
+stretch, during which the watcher lets the loop's handler act on the first signal and ends
+the process itself on the second (or third...), at whatever moment it comes. The loop must
+not raise there: a KeyboardInterrupt raised in the middle of the first compile left XLA
+half-built, and the interpreter's teardown then crashed on it (exit 139 after "checkpoint
+saved", every time); ``os._exit`` tears nothing down.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +33,8 @@ from pathlib import Path
 _created: list[Path] = []  # run folders this process made (removed if never checkpointed)
 _loop = threading.Event()  # set while the training loop takes the signals itself
 _installed = threading.Event()
+_loop_signals: list[int] = []  # the signals the watcher saw while the loop took them
+STOPPING = "{}: stopping after this iteration (again: stop at once, unsaved)\n"
 
 
 def install() -> None:
@@ -40,7 +48,13 @@ def install() -> None:
         signal.signal(sig, _wake_only)
     signal.set_wakeup_fd(write, warn_on_full_buffer=False)
     threading.Thread(target=_watch, args=(read,), name="jaxzero-signals", daemon=True).start()
+    atexit.register(_ignore_in_teardown)  # registered first: runs after every other
     _installed.set()
+
+
+def installed() -> bool:
+    """Whether this process's signals go through the watcher (the command line)."""
+    return _installed.is_set()
 
 
 def created(run_dir: Path) -> None:
@@ -52,11 +66,22 @@ def created(run_dir: Path) -> None:
 @contextlib.contextmanager
 def loop_takes_signals() -> Iterator[None]:
     """The stretch during which the training loop's own handlers act on signals."""
+    _loop_signals.clear()
     _loop.set()
     try:
         yield
     finally:
         _loop.clear()
+
+
+def _ignore_in_teardown() -> None:
+    """After the last atexit hook the interpreter resets its handlers to the default, and
+    a signal in the rest of its teardown killed the process (rc -2, no line): ignored
+    there instead, the process ends with the code it was ending with (130 when
+    interrupted). Nothing is left to do by then but free memory."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(sig, signal.SIG_IGN)
 
 
 def _wake_only(signum: int, frame: object) -> None:
@@ -68,15 +93,36 @@ def _watch(read: int) -> None:
         for signum in os.read(read, 64):
             if not _loop.is_set():
                 _exit(signum)
+            _loop_signals.append(signum)
+            if len(_loop_signals) > 1:  # the loop's handler took the first: this one is ours
+                _exit(signum, again=True)
+            with contextlib.suppress(OSError):  # at once, even while the main thread compiles
+                os.write(2, STOPPING.format(signal.Signals(signum).name).encode())
 
 
-def _exit(signum: int) -> None:
+def _exit(signum: int, again: bool = False) -> None:
+    _flush()
     removed = [str(run) for run in _created if _remove_unsaved(run)]
     what = f"; removed {', '.join(removed)}, which it had created" if removed else ""
-    line = f"error: interrupted by {signal.Signals(signum).name}{what}\n"
+    how = " again: stopped at once" if again else ""
+    line = f"error: interrupted by {signal.Signals(signum).name}{how}{what}\n"
     with contextlib.suppress(OSError):
         os.write(2, line.encode())
     os._exit(128 + signum)
+
+
+def _flush() -> None:
+    """What the main thread printed so far, written out before ``os._exit`` (from a thread
+    of its own, given a second: the main thread might hold a stream's lock)."""
+
+    def flush() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+
+    flushing = threading.Thread(target=flush, daemon=True)
+    flushing.start()
+    flushing.join(1.0)
 
 
 def _remove_unsaved(run_dir: Path) -> bool:
