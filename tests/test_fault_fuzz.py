@@ -5,6 +5,7 @@ one or refuses it in one line naming the file."""
 from __future__ import annotations
 
 import json
+import math
 import tempfile
 from pathlib import Path
 
@@ -12,8 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from jaxzero.core import config as config_lib
 from jaxzero.core import presets
 from jaxzero.core.config import config_to_dict
+from jaxzero.run import config_file
 from jaxzero.run.agent_files import read_facts
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.driver import RunDirError, prepare_run_dir
@@ -174,3 +177,46 @@ def test_any_folder_is_read_or_refused_in_one_line_without_hanging(files, metric
         before = sorted(p.name for p in Path(name).rglob("*"))
         _read_everything(folder)
         assert sorted(p.name for p in Path(name).rglob("*")) == before  # nothing deleted
+
+
+VALUES = (  # mostly numbers a field takes, so that most configs get past the types
+    st.sampled_from([0, -1, 1, 0.5, "inf", "-inf", "nan", "1e999", 2**32, 2**64, "true"])
+    | st.floats() | st.integers(-10, 2**66) | st.none() | st.text(max_size=8)
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)  # no compile: cheap, and the search is wide
+@given(changes=st.dictionaries(st.sampled_from(sorted(config_lib.valid_keys())), VALUES,
+                               min_size=1, max_size=2))  # fmt: skip
+def test_any_setting_is_taken_with_its_meaning_or_refused_in_one_line(changes):
+    """Whatever a config.json or an override sets: a config whose every setting means
+    something (finite numbers, seeds in the key's range, Dirichlet noise with a
+    concentration, sizes under their bounds), or one ValueError line; never another
+    exception. What a file says is read the same way (config_from_dict)."""
+    base = presets.get_preset("tic_tac_toe")
+    for build in (
+        lambda: config_lib.apply_overrides(base, {k: str(v) for k, v in changes.items()}),
+        lambda: config_lib.config_from_dict(_nested(config_to_dict(base), changes)),
+    ):
+        try:
+            config = build()
+        except ValueError as error:
+            assert "\n" not in str(error).strip()
+            continue
+        assert 0 <= config.seed < 2**32
+        flat = config_file.flatten(config_to_dict(config))
+        numbers = [v for v in flat.values() if isinstance(v, float)]
+        assert all(math.isfinite(v) for v in numbers)
+        noise = config.search.dirichlet_fraction > 0
+        assert not noise or config.search.dirichlet_alpha > 0
+
+
+def _nested(data: dict, changes: dict) -> dict:
+    data = json.loads(json.dumps(data))
+    for key, value in changes.items():
+        *sections, name = key.split(".")
+        node = data
+        for section in sections:
+            node = node[section]
+        node[name] = value
+    return data
