@@ -167,6 +167,26 @@ def test_a_game_module_failing_on_import_is_one_line(tmp_path, monkeypatch, body
     assert "Traceback" not in result.output and not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("key", ["network.kind", "search.interior_selection"])
+@pytest.mark.parametrize(
+    "body, message",
+    [("raise RuntimeError('no licence')", "raised RuntimeError: no licence"),
+     ("import sys\nsys.exit(0)", "called sys.exit(0)")],
+)  # fmt: skip
+def test_a_network_or_rule_module_failing_on_import_is_one_line(
+    tmp_path, monkeypatch, key, body, message
+):
+    name = f"failing_{key.split('.')[0]}_{abs(hash(body))}"
+    (tmp_path / f"{name}.py").write_text(body + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = ["train", "tic_tac_toe", f"{key}={name}:Thing", "--out", str(tmp_path / "run")]
+    if key.startswith("search."):
+        args.append("search.kind=puct")
+    result = runner.invoke(app, args)
+    assert message in _error_line(result)
+    assert "Traceback" not in result.output and not (tmp_path / "run").exists()
+
+
 def test_a_run_before_its_first_checkpoint_says_to_wait_and_a_lost_population_json_is_named(
     tmp_path,
 ):

@@ -67,6 +67,15 @@ def load(path: str, what: str) -> Any:
         module = _import(module_name)
     except ImportError as error:
         raise ValueError(f"{what}: cannot import {module_name} for {path} ({error})") from None
+    except SystemExit as error:  # else `sys.exit(0)` in the module ends the command, rc 0
+        raise ValueError(
+            f"{what}: importing {module_name} for {path} called sys.exit({error.code!r}): a "
+            "module must define what it names, not run a program on import"
+        ) from None
+    except Exception as error:  # the module's own code raised: its error, in one line
+        text = str(error).strip().splitlines()
+        said = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+        raise ValueError(f"{what}: importing {module_name} for {path} raised {said}") from None
     obj: Any = module
     for part in attribute.split("."):
         if not hasattr(obj, part):
