@@ -412,23 +412,7 @@ def _prepare(
         _check_memory(trainer)  # before anything is allocated or written
     lock = None
     if sharding.is_main_process():
-        made = not run_dir.exists()
-        try:
-            if not made or not resume:  # else prepare_run_dir says there is nothing
-                lock = lock_run_dir(run_dir)
-                if made:  # an interrupt before its first checkpoint removes it
-                    signals.created(run_dir)
-            config = prepare_run_dir(run_dir, config, resume=resume, force=force)
-            if isinstance(trainer, Population) and not resume:
-                write_population(run_dir, trainer)
-            check_writable(run_dir / CHECKPOINT_DIR, "checkpoints")  # before any training
-            _check_metrics_file(run_dir)
-        except BaseException:
-            if made and lock is not None:  # ours alone (we hold its lock): leave nothing
-                shutil.rmtree(run_dir, ignore_errors=True)
-            if lock is not None:
-                lock.close()
-            raise
+        config, lock = _ready(run_dir, config, trainer, resume, force)
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices("jaxzero: run directory ready")
         config = load_run_config(run_dir)
@@ -451,6 +435,35 @@ def _prepare(
             lock.close()
         raise
     return config, trainer, lock
+
+
+def _ready(
+    run_dir: Path,
+    config: Config | None,
+    trainer: Trainer | Population | None,
+    resume: bool,
+    force: bool,
+) -> tuple[Config, IO[bytes] | None]:
+    """Process 0's part of :func:`_prepare`: the run directory locked, written (a new
+    run's config, a population's members) and checked writable; its config and lock."""
+    made, lock = not run_dir.exists(), None
+    try:
+        if not made or not resume:  # else prepare_run_dir says there is nothing
+            lock = lock_run_dir(run_dir)
+            if made:  # an interrupt before its first checkpoint removes it
+                signals.created(run_dir)
+        config = prepare_run_dir(run_dir, config, resume=resume, force=force)
+        if isinstance(trainer, Population) and not resume:
+            write_population(run_dir, trainer)
+        check_writable(run_dir / CHECKPOINT_DIR, "checkpoints")  # before any training
+        _check_metrics_file(run_dir)
+    except BaseException:
+        if made and lock is not None:  # ours alone (we hold its lock): leave nothing
+            shutil.rmtree(run_dir, ignore_errors=True)
+        if lock is not None:
+            lock.close()
+        raise
+    return config, lock
 
 
 def _build(config: Config, given: dict[str, Any]) -> Trainer | Population:

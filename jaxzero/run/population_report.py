@@ -97,22 +97,44 @@ def write_population_report(run_dir: Path) -> Path:
         for name in names
     }
     grouped = {arm: [k for k in members if k in rows] for arm, members in grouped.items()}
+    lines += [*_table(grouped, series), ""]
+    lines += _figures(run_dir, out, grouped, series, iterations)
+    record_report(run_dir, out, ["summary.md"])
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _table(grouped: dict[str, list[int]], series: dict[str, np.ndarray]) -> list[str]:
+    """Each arm's row: its last logged value of each metric, mean ± the t half-width."""
+    lines = []
     for arm, members in grouped.items():
         if not members:
-            lines.append(f"| {arm} | 0 (diverged) | " + " | ".join("—" for _ in names) + " |")
+            lines.append(f"| {arm} | 0 (diverged) | " + " | ".join("—" for _ in series) + " |")
             continue
         cells = []
-        for name in names:
-            mean, half = band(series[name][members][:, -1:])
+        for values in series.values():
+            mean, half = band(values[members][:, -1:])
             cells.append(f"{mean[0]:.3g} ± {half[0]:.2g}")
         lines.append(f"| {arm} | {len(members)} | " + " | ".join(cells) + " |")
-    lines.append("")
-    for name in names:
+    return lines
+
+
+def _figures(
+    run_dir: Path,
+    out: Path,
+    grouped: dict[str, list[int]],
+    series: dict[str, np.ndarray],
+    iterations: np.ndarray,
+) -> list[str]:
+    """One figure a metric (each arm's mean over its seeds and 95% band) written into
+    ``out``; the summary's lines that show them."""
+    lines = []
+    for name, values in series.items():
         fig, ax = plt.subplots(figsize=(7, 4))
         for i, (arm, members) in enumerate(grouped.items()):
             if not members:
                 continue
-            mean, half = band(series[name][members])
+            mean, half = band(values[members])
             ax.plot(iterations, mean, color=f"C{i}", label=f"{arm} ({len(members)} seeds)")
             ax.fill_between(iterations, mean - half, mean + half, color=f"C{i}", alpha=0.2)
         ax.set(title=f"{name}: mean over seeds, 95% band", xlabel="iteration", ylabel=name)
@@ -123,9 +145,7 @@ def write_population_report(run_dir: Path) -> Path:
         fig.savefig(out / f"{name}.png", dpi=110)
         plt.close(fig)
         lines.append(f"![{name}]({name}.png)")
-    record_report(run_dir, out, ["summary.md"])
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
-    return out
+    return lines
 
 
 def _diverged_list(run_dir: Path, diverged: dict[int, dict]) -> str:
