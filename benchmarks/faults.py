@@ -689,6 +689,7 @@ def folders_naming_code(scratch: Path) -> list[Outcome]:
         result = "failed" if problem else "survived"
         outcomes.append(Outcome(f"a shared folder naming code: {name}", result,
                                 problem or _last(output)))  # fmt: skip
+    return outcomes
 
 
 def shared_folder_reads(scratch: Path, reference: Path) -> list[Outcome]:

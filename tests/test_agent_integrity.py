@@ -149,4 +149,6 @@ def test_every_shipped_agent_carries_checksums_that_match():
         folder = agent_files.shipped_agent(game)
         listing = (folder / "checksums.sha256").read_text().splitlines()
         assert sorted(line.split("  ")[1] for line in listing) == CHECKED, game
-        agent_files.check_checksums(folder, CHECKED)  # raises when one does not match
+        agent_files.check_checksums(
+            folder, dict.fromkeys(CHECKED, 1 << 30)
+        )  # raises when one does not match

@@ -171,3 +171,38 @@ def test_a_fifo_is_refused_without_blocking_and_nothing_else_is_read(tmp_path):
     assert reads.read_bytes(tmp_path / "small", tmp_path, 5) == b"12345"
     with pytest.raises(reads.FileRefused, match="holds 5 bytes, more than the 4 it may hold"):
         reads.read_bytes(tmp_path / "small", tmp_path, 4)
+
+
+def test_a_fifo_at_the_top_of_a_checkpoint_step_is_refused_before_orbax_lists_it(tmp_path):
+    """orbax opens each step's _CHECKPOINT_METADATA as it lists the steps: a FIFO there
+    hung every load. A child process, so that a hang fails the test instead of the suite."""
+    step = tmp_path / "run" / "checkpoints" / "4"
+    step.mkdir(parents=True)
+    os.mkfifo(step / "_CHECKPOINT_METADATA")
+    code = (
+        "import sys\nfrom jaxzero.run.checkpoint import Checkpointer, CheckpointError\n"
+        f"try:\n    Checkpointer({str(tmp_path / 'run')!r}, read_only=True)\n"
+        "except CheckpointError as error:\n    print(error)\n    sys.exit(2)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr[-500:]
+    assert "checkpoint 4" in done.stdout and "_CHECKPOINT_METADATA is a FIFO" in done.stdout
+
+
+def test_a_malformed_divergence_record_is_no_record(tmp_path):
+    from jaxzero.run.members import read_diverged
+
+    good = {"member": 1, "seed": 1, "iteration": 3, "hyper": {"optim.learning_rate": 1.0}}
+    bad = [good | {"hyper": [1]}, good | {"iteration": "x"}, good | {"member": True}, 7]
+    (tmp_path / "population.json").write_text(
+        json.dumps({"seeds": [0, 1], "hyper": {}, "diverged": [good, *bad]})
+    )
+    assert read_diverged(tmp_path) == {1: good}
+
+
+def test_a_checksummed_file_is_capped_before_it_is_hashed(tmp_path):
+    folder = tmp_path / "agent"
+    shutil.copytree(shipped_root() / "tic_tac_toe", folder)  # its checksums kept
+    os.truncate(folder / "agent.json", 1 << 40)  # sparse: a terabyte to hash, before
+    with pytest.raises(CheckpointError, match="agent.json holds 1,099,511,627,776 bytes, more"):
+        load_agent(folder)

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
+from jaxzero.core.presets import get_preset
 from jaxzero.run import manifest
 from jaxzero.run.agent import load_agent
 from jaxzero.run.driver import RunDirError, prepare_run_dir
@@ -80,7 +81,7 @@ def test_force_refuses_a_config_json_without_our_manifest(tmp_path, config):
     before = _snapshot(tmp_path)
     args = ["train", "tic_tac_toe", "--force", "--out", str(tmp_path), "--iterations", "1"]
     line = _error_line(runner.invoke(app, args))
-    assert "is not a jaxzero run (no .jaxzero-run.json beside its config.json" in line
+    assert "is not a jaxzero run (its config.json lacks game" in line
     assert "checkpoints/, config.json, report/" in line and "nothing was changed" in line
     assert _snapshot(tmp_path) == before
     line = _error_line(runner.invoke(app, args[:2] + args[3:]))  # nor without --force
@@ -192,3 +193,53 @@ def test_resume_refuses_a_config_json_without_our_manifest(tmp_path, config):
     with pytest.raises(RunDirError, match="is not a jaxzero run"):
         prepare_run_dir(tmp_path, None, resume=True, force=False)
     assert _snapshot(tmp_path) == before
+
+
+def test_a_config_that_reads_as_ours_beside_a_metrics_row_is_still_not_a_run(tmp_path):
+    """{"seed": 42} reads as a config (every key has a default) and many tools log an
+    `iteration`: neither makes the folder an older jaxzero run for --force to empty."""
+    (tmp_path / "config.json").write_text('{"seed": 42}')
+    (tmp_path / "metrics.jsonl").write_text('{"iteration": 0, "loss": 1.0}\n')
+    (tmp_path / "elo.json").write_text("{}")
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "summary.md").write_text("theirs")
+    before = _snapshot(tmp_path)
+    line = _error_line(runner.invoke(app, ["train", "--force", "--out", str(tmp_path)]))
+    assert "is not a jaxzero run" in line and "lacks game, search, train" in line
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_new_run_never_writes_into_files_of_our_names_that_are_not_ours(tmp_path):
+    (tmp_path / "metrics.jsonl").write_text('{"step": 5, "loss": 0.1}\n')  # someone's log
+    before = _snapshot(tmp_path)
+    with pytest.raises(RunDirError, match="holds metrics.jsonl but no jaxzero run"):
+        prepare_run_dir(tmp_path, get_preset("tic_tac_toe"), resume=False, force=False)
+    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "--out", str(tmp_path)]))
+    assert "holds metrics.jsonl but no jaxzero run" in line
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_manifest_nested_past_parsing_is_one_line(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / manifest.MANIFEST_FILE).write_text("[" * 200_000)
+    line = _error_line(runner.invoke(app, ["train", "--force", "--out", str(tmp_path)]))
+    assert "is not a jaxzero run" in line
+
+
+def test_an_elo_file_written_into_a_member_is_recorded_in_the_runs_manifest(tmp_path, monkeypatch):
+    from jaxzero.run import elo_files
+
+    run = tmp_path / "run"
+    prepare_run_dir(run, get_preset("tic_tac_toe"), resume=False, force=False)
+    member = run / "members" / "0"
+    manifest.make_folders(run, member)
+    monkeypatch.setattr(elo_files, "elo_rows", lambda table, run_dir: [])
+    one = types.SimpleNamespace(players=["m@2"], elo=[0.0], lower=[0.0], upper=[0.0],
+                                games=[2], score=[0.5])  # fmt: skip
+    table = types.SimpleNamespace(
+        entrants=[types.SimpleNamespace(run_dir=member)], ratings=one, games=2
+    )
+    elo_files.write_elo_files(table)  # what `jaxzero eval RUN/members/0` writes
+    assert "members/0/elo.json" in manifest.read_manifest(run).files
+    manifest.remove_run_files(run)
+    assert not (member / "elo.json").exists()

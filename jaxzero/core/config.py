@@ -615,7 +615,7 @@ def _from_dict(cls: type, data: dict[str, Any], prefix: str) -> Any:
     types_ = _field_types(cls)
     unknown = sorted(set(data) - set(types_))
     if unknown:
-        names = ", ".join(prefix + k for k in unknown)
+        names = ", ".join(_shown_key(prefix + k) for k in unknown)
         raise ValueError(f"unknown config keys: {names}; valid keys: {', '.join(valid_keys())}")
     values = {}
     for name, value in data.items():
@@ -625,6 +625,12 @@ def _from_dict(cls: type, data: dict[str, Any], prefix: str) -> Any:
         else:
             values[name] = _parse(value, kind, prefix + name)
     return cls(**values)
+
+
+def _shown_key(key: str) -> str:
+    """A key as an error shows it: as it is, or quoted when it holds what is no name (a
+    line break would break the one-line error)."""
+    return key if key.isprintable() and key.strip() == key and key else repr(key)
 
 
 def config_from_dict(data: dict[str, Any]) -> Config:

@@ -45,7 +45,15 @@ from jaxzero.core.config import Config, config_to_dict
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE
 from jaxzero.run.files import os_reason, sha256, write_atomic, write_json
-from jaxzero.run.reads import MB, FileRefused, read_bytes, read_json, read_text, sha256_inside
+from jaxzero.run.reads import (
+    MB,
+    SMALL,
+    FileRefused,
+    read_bytes,
+    read_json,
+    read_text,
+    sha256_inside,
+)
 
 AGENT_FILE = "agent.json"
 PARAMS_FILE = "params.msgpack"
@@ -110,7 +118,7 @@ def read_facts(folder: Path) -> dict[str, Any]:
     ``game`` a string and ``iteration`` an integer >= 0; agent.json and config.json are
     checked against the folder's checksums first."""
     path = folder / AGENT_FILE
-    check_checksums(folder, (AGENT_FILE, CONFIG_FILE))
+    check_checksums(folder, {AGENT_FILE: SMALL, CONFIG_FILE: SMALL})
     try:
         facts = read_json(path, folder)
     except (OSError, ValueError) as error:
@@ -153,7 +161,7 @@ def read_params(folder: Path, template: Any) -> Any:
     parameter is missing, unknown, not an array, of another shape, not floating where the
     network's is (another dtype where it is not), or not finite in the network's dtype."""
     path = folder / PARAMS_FILE
-    check_checksums(folder, (PARAMS_FILE,))
+    check_checksums(folder, {PARAMS_FILE: _params_cap(template)})
     try:
         stored = serialization.msgpack_restore(read_bytes(path, folder, _params_cap(template)))
     except (OSError, ValueError, TypeError) as error:
@@ -254,10 +262,14 @@ def write_checksums(folder: Path) -> None:
     write_atomic(folder / CHECKSUMS, lines)
 
 
-def check_checksums(folder: Path, names: tuple[str, ...] = CHECKSUMMED) -> None:
-    """CheckpointError, naming the file, when one of ``names`` does not match the folder's
-    checksum listing or the listing lacks it; nothing when the folder has no listing (an
-    agent exported before checksums)."""
+def check_checksums(folder: Path, names: Mapping[str, int] | None = None) -> None:
+    """CheckpointError, naming the file, when one of ``names`` (each with the most bytes
+    it may hold, checked before it is hashed; default: every :data:`CHECKSUMMED` file, the
+    parameters up to a gigabyte) does not match the folder's checksum listing or the
+    listing lacks it; nothing when the folder has no listing (an agent exported before
+    checksums)."""
+    if names is None:
+        names = {AGENT_FILE: SMALL, CONFIG_FILE: SMALL, PARAMS_FILE: 1 << 30}
     listing = folder / CHECKSUMS
     if not listing.exists():
         return
@@ -277,7 +289,7 @@ def check_checksums(folder: Path, names: tuple[str, ...] = CHECKSUMMED) -> None:
         if name not in expected:
             raise CheckpointError(f"{listing} lists no checksum for {name}; export the agent again")
         try:
-            digest = sha256_inside(folder / name, folder)
+            digest = sha256_inside(folder / name, folder, names[name])
         except FileRefused as error:
             raise CheckpointError(f"{error}; export the agent again") from None
         except OSError as error:

@@ -339,6 +339,7 @@ class Checkpointer:
             read_only=read_only,
             enable_async_checkpointing=False,  # a failed save raises here, not in a thread
         )
+        self._refuse_odd_steps()  # orbax opens each step's metadata as it lists them
         for attempt in range(3):
             try:
                 with _without_read_only_notice():
@@ -347,6 +348,19 @@ class Checkpointer:
             except FileNotFoundError:  # a step listed, then removed by a training run
                 if not read_only or attempt == 2:
                     raise
+
+    def _refuse_odd_steps(self) -> None:
+        """CheckpointError when a step folder holds, at its top, what is neither a folder
+        nor a regular file (a FIFO named ``_CHECKPOINT_METADATA`` hangs orbax's listing)."""
+        if not self.directory.is_dir():
+            return
+        for step in self.directory.iterdir():
+            odd = odd_entry(step, top_only=True) if step.name.isdigit() else None
+            if odd is not None:
+                raise CheckpointError(
+                    f"checkpoint {step.name} in {self.shown} is damaged ({odd}); delete "
+                    f"{self.shown / step.name} to use the others"
+                )
 
     def _check_writable(self) -> None:
         """CheckpointError now, before any training, when checkpoints cannot be written."""

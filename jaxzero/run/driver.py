@@ -87,6 +87,7 @@ from jaxzero.run.members import (
     read_population,
     write_population,
 )
+from jaxzero.run.reads import read_json
 
 METRICS_FILE = "metrics.jsonl"
 # What the compiled iteration reads (jaxzero.core.config): a resume continues the run its
@@ -95,6 +96,12 @@ RUN_DEFINING = (
     "game", "seed", "num_devices", "network", "search", "selfplay", "replay", "optim",
     "gate.enabled",
 )  # fmt: skip
+# What every config.json a run wrote holds, in every layout (the oldest, with its arena
+# section, included): a config of someone else's that happens to read as ours lacks it.
+WRITTEN_SECTIONS = ("game", "seed", "search", "train")
+# Besides config.json and checkpoints/ (either makes a folder hold a run), what a run
+# writes into its folder: a new run never starts where one of them is someone else's.
+RUN_NAMES = (METRICS_FILE, "population.json", "elo.json", "members", "report", "tb")
 LOCK_FILE = ".lock"  # held (flock) by the one process writing the run
 
 
@@ -143,8 +150,8 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
         refuse_foreign(run_dir)
         return load_run_config(run_dir)
     assert config is not None
+    refuse_overwrite(run_dir, force)
     if holds_run(run_dir):
-        refuse_overwrite(run_dir, force)
         try:  # what the run wrote (its manifest's entries), never the user's files
             manifest.remove_run_files(run_dir)
         except manifest.InTheWay as error:
@@ -171,6 +178,12 @@ def refuse_overwrite(run_dir: Path, force: bool) -> None:
     or when ``run_dir`` holds something that is not a jaxzero run (even with ``force``:
     jaxzero deletes only what it wrote). The message says what the folder holds."""
     if not holds_run(run_dir):
+        taken = [name for name in RUN_NAMES if os.path.lexists(run_dir / name)]
+        if taken:  # a new run would append to them, or write beside them as if its own
+            raise RunDirError(
+                f"{run_dir} holds {', '.join(taken)} but no jaxzero run, and a new run writes "
+                "those names: nothing was changed; pass --out DIR with a new folder"
+            )
         return
     refuse_foreign(run_dir)
     if not force:
@@ -207,10 +220,14 @@ def _not_a_run(run_dir: Path) -> str:
     if not path.is_file():
         return f"it has a {CHECKPOINT_DIR}/ but no {CONFIG_FILE}"
     try:
-        read_config_file(path)  # bounded: a link to /dev/zero or a FIFO is refused
+        data = read_json(path, run_dir)  # bounded: a link to /dev/zero or a FIFO is refused
+        read_config_dict(data)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         reason = str(error).split("; valid keys")[0]
         return f"its {CONFIG_FILE} is not a jaxzero config: {reason}"
+    missing = [key for key in WRITTEN_SECTIONS if key not in data]
+    if missing:  # {} and {"seed": 42} read as configs (every key has a default)
+        return f"its {CONFIG_FILE} lacks {', '.join(missing)}, which every run's config holds"
     if not manifest.older_run(run_dir):
         return (
             f"no {manifest.MANIFEST_FILE} beside its {CONFIG_FILE}, which every run jaxzero "

@@ -84,7 +84,9 @@ def write_elo_files(table: RoundRobin) -> list[tuple[Path, Path | None]]:
         try:  # the new file whole on disk before the old one is moved aside
             partial.write_text(json_text(data, path))
             kept = keep_previous(path)
-            manifest.record(run_dir, files=[p for p in (path, kept) if p is not None])
+            manifest.record(
+                manifest.run_root(run_dir), files=[p for p in (path, kept) if p is not None]
+            )
             partial.replace(path)
         finally:
             partial.unlink(missing_ok=True)

@@ -126,7 +126,7 @@ def read_manifest(run_dir: Path) -> Manifest | None:
             found = data.get("format") if isinstance(data, dict) else None
             raise ValueError(f"format {found!r}, where this jaxzero reads format {FORMAT}")
         return Manifest(*(frozenset(map(_checked, data[kind])) for kind in KINDS))
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         raise ManifestError(f"{path} is not a run manifest jaxzero reads ({error})") from None
 
 
@@ -367,7 +367,7 @@ def _first_row(root: int, parts: Sequence[str]) -> bool:
             os.close(file)
     try:
         row = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # [[[[... of a megabyte: no row of ours
         return False
     iteration = row.get("iteration") if isinstance(row, dict) else None
     return isinstance(iteration, int | float) and not isinstance(iteration, bool)

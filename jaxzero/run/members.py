@@ -74,9 +74,23 @@ def read_diverged(run_dir: Path) -> dict[int, dict[str, Any]]:
     nothing readable about it (the file's own readers name what is wrong with it)."""
     try:
         records = read_json(run_dir / POPULATION_FILE, run_dir).get(DIVERGED, [])
-        return {int(r["member"]): r for r in records}
+        return {r["member"]: r for r in records if _a_record(r)}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # JSON true is no number
+
+
+def _a_record(record: Any) -> bool:
+    """Whether ``record`` is a divergence record as :func:`record_diverged` writes it."""
+    return (
+        isinstance(record, dict)
+        and all(_whole(record.get(key)) for key in ("member", "seed", "iteration"))
+        and isinstance(record.get("hyper"), dict)
+        and all(isinstance(v, int | float | str) for v in record["hyper"].values())
+    )
 
 
 def diverged_description(run_dir: Path, k: int, record: dict[str, Any]) -> str:

@@ -173,12 +173,15 @@ def read_lines(
                 yield number, line.rstrip(b"\r\n")
 
 
-def odd_entry(folder: Path) -> str | None:
-    """The first entry under ``folder`` (walked without following symlinks) that is neither
-    a folder nor a regular file inside it, said in words; None when there is none. For
-    folders a library reads after us (orbax's checkpoint steps): refused before it opens one.
+def odd_entry(folder: Path, *, top_only: bool = False) -> str | None:
+    """The first entry under ``folder`` (walked without following symlinks; its own
+    entries alone with ``top_only``) that is neither a folder nor a regular file inside it,
+    said in words; None when there is none. For folders a library reads after us (orbax's
+    checkpoint steps): refused before it opens one.
     """
     for root, folders, files in os.walk(folder):
+        if top_only and Path(root) != folder:
+            break
         for name in sorted(folders + files):
             path = Path(root) / name
             try:
@@ -193,11 +196,14 @@ def odd_entry(folder: Path) -> str | None:
     return None
 
 
-def sha256_inside(path: Path, folder: Path) -> str:
-    """The sha256 (hex) of ``path``, a regular file inside ``folder``, read a megabyte at
-    a time (FileRefused, OSError as :func:`open_regular`)."""
+def sha256_inside(path: Path, folder: Path, limit: int | None = None) -> str:
+    """The sha256 (hex) of ``path``, a regular file inside ``folder`` (of at most ``limit``
+    bytes, when given: checked before a byte is hashed), read a megabyte at a time
+    (FileRefused, OSError as :func:`open_regular`)."""
     digest = hashlib.sha256()
     with open_regular(path, folder) as file:
+        if limit is not None:
+            _check_size(path, os.fstat(file.fileno()).st_size, limit)
         while block := file.read(MB):
             digest.update(block)
     return digest.hexdigest()
