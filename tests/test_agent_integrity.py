@@ -152,3 +152,17 @@ def test_every_shipped_agent_carries_checksums_that_match():
         agent_files.check_checksums(
             folder, dict.fromkeys(CHECKED, 1 << 30)
         )  # raises when one does not match
+
+
+def test_an_export_never_removes_a_folder_it_did_not_make(tmp_path):
+    import os
+
+    from jaxzero.core.presets import get_preset
+
+    out = tmp_path / "agent"
+    theirs = tmp_path / f".agent.partial-{os.getpid()}"  # the name an export writes beside
+    theirs.mkdir()
+    (theirs / "notes.md").write_text("mine")
+    with pytest.raises(agent_files.CheckpointError, match="cannot write the agent into"):
+        agent_files.write_agent(out, get_preset("tic_tac_toe"), {}, {"game": "t"}, "card")
+    assert (theirs / "notes.md").read_text() == "mine" and not out.exists()

@@ -313,7 +313,10 @@ def write_agent(
         raise FileExistsError(f"{folder} already exists")
     partial = folder.with_name(f".{folder.name}.partial-{os.getpid()}")
     try:
-        partial.mkdir(parents=True)
+        partial.mkdir(parents=True)  # FileExistsError: someone's, never removed below
+    except OSError as error:
+        raise CheckpointError(f"cannot write the agent into {folder}: {os_reason(error)}") from None
+    try:
         variables = jax.tree.map(lambda x: np.asarray(x, np.float32), params)
         write_atomic(partial / PARAMS_FILE, serialization.msgpack_serialize(variables))
         write_json(partial / CONFIG_FILE, config_to_dict(config))
