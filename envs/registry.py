@@ -198,15 +198,20 @@ def _import_module(name: str, spec: str) -> Any:
     except (ImportError, SyntaxError) as error:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ValueError(f"game {spec!r}: importing {name!r} failed: {first_line}") from error
-    except SystemExit as error:  # else `sys.exit(0)` in the module ends the command, rc 0
-        raise ValueError(
-            f"game {spec!r}: importing {name!r} called sys.exit({error.code!r}): a game's module "
-            "must define the game, not run a program on import"
-        ) from None
-    except Exception as error:  # the module's own code raised: its error, in one line
-        text = str(error).strip().splitlines()
-        what = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
-        raise ValueError(f"game {spec!r}: importing {name!r} raised {what}") from error
+    except (SystemExit, Exception) as error:  # the module's own code, run on import
+        raise ValueError(f"game {spec!r}: importing {name!r} {import_failure(error)}") from None
+
+
+def import_failure(error: BaseException) -> str:
+    """What a module's own code did when imported, in one line: "raised Type: message",
+    or "called sys.exit(0)" (which, uncaught, would end the command with that code)."""
+    if isinstance(error, SystemExit):
+        return (
+            f"called sys.exit({error.code!r}): a module must define what it names, not run "
+            "a program on import"
+        )
+    text = str(error).strip().splitlines()
+    return "raised " + (f"{type(error).__name__}: {text[0]}" if text else type(error).__name__)
 
 
 def _family_of(spec: str) -> str | None:

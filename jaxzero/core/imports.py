@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from envs.registry import module_name
+from envs.registry import import_failure, module_name
 
 
 def is_import_path(text: str) -> bool:
@@ -67,15 +67,9 @@ def load(path: str, what: str) -> Any:
         module = _import(module_name)
     except ImportError as error:
         raise ValueError(f"{what}: cannot import {module_name} for {path} ({error})") from None
-    except SystemExit as error:  # else `sys.exit(0)` in the module ends the command, rc 0
-        raise ValueError(
-            f"{what}: importing {module_name} for {path} called sys.exit({error.code!r}): a "
-            "module must define what it names, not run a program on import"
-        ) from None
-    except Exception as error:  # the module's own code raised: its error, in one line
-        text = str(error).strip().splitlines()
-        said = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
-        raise ValueError(f"{what}: importing {module_name} for {path} raised {said}") from None
+    except (SystemExit, Exception) as error:  # the module's own code, run on import
+        said = import_failure(error)
+        raise ValueError(f"{what}: importing {module_name} for {path} {said}") from None
     obj: Any = module
     for part in attribute.split("."):
         if not hasattr(obj, part):
