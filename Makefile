@@ -33,14 +33,14 @@ test: setup system-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy envs jaxzero/__init__.py examples
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy envs jaxzero/__init__.py examples
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 # The docs site (docs/, mkdocs.yml), rebuilt on every change; `make test` builds it strictly.
 docs: setup
