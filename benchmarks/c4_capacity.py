@@ -35,6 +35,7 @@ from make_connect_four_positions import play_to_depth
 import envs
 from jaxzero.core import learner, networks
 from jaxzero.core.config import apply_overrides, parse_key_values
+from jaxzero.core.policies import make_search
 from jaxzero.core.presets import get_preset
 from jaxzero.core.replay import Batch
 from jaxzero.measure.games import PositionSet, position_set
@@ -136,7 +137,10 @@ def main() -> None:
 
     probe = SolvedPositions(env)
     raw = RawPolicyPlayer(evaluation_network(apply_fn, env, config.evaluation.average_symmetries))
-    search = evaluation_player(config, env, apply_fn).replace(num_simulations=args.simulations)
+    policy = make_search(config.search)
+    search = evaluation_player(config, env, apply_fn, policy).replace(
+        num_simulations=args.simulations
+    )
     rng = np.random.default_rng(0)
     started = time.perf_counter()
     for epoch in range(1, args.epochs + 1):

@@ -38,6 +38,7 @@ from envs import symmetry  # noqa: E402
 from envs.core import Env, State  # noqa: E402
 from jaxzero.core import search  # noqa: E402
 from jaxzero.core.config import SearchConfig  # noqa: E402
+from jaxzero.core.policies import make_search  # noqa: E402
 
 
 class Gamble(Env):
@@ -97,16 +98,18 @@ def measure(
         max_num_considered_actions=2,
         chance_nodes=chance_nodes,
     )
+    policy = make_search(config)
 
     @jax.jit
     def run(key):
         states = jax.vmap(env.init)(jax.random.split(key, searches))
         output = search.run_search(
-            None, states, key, config, env, uniform, num_simulations=simulations, noise=False
-        )
+            None, states, key, env, uniform, policy, options=search.SearchOptions.of(config),
+            num_simulations=simulations, noise=False,
+        )  # fmt: skip
         tree = output.search_tree
         q = tree.qvalues(jnp.full((searches,), tree.ROOT_INDEX))  # [N, 2]
-        choice = search.greedy_action(output, kind)
+        choice = policy.greedy_action(output)
         return q[:, 1], q.max(-1), choice
 
     gamble_q, best_q, choice = (np.asarray(x) for x in run(jax.random.key(seed)))

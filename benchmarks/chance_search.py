@@ -49,14 +49,14 @@ def main(argv: list[str] | None = None) -> None:
             f"error: {agent.env.id} does not list its chance events; use pgx/2048 or pgx/backgammon"
         )
     player = agent.search_player(args.simulations)  # as the run searched, either way
-    config = dataclasses.replace(player.config, reuse_tree=False)
-    step_key = player.replace(config=dataclasses.replace(config, chance_nodes=False))
-    chance = player.replace(config=dataclasses.replace(config, chance_nodes=True))
+    options = dataclasses.replace(player.options, reuse_tree=False)
+    step_key = player.replace(options=dataclasses.replace(options, chance_nodes=False))
+    chance = player.replace(options=dataclasses.replace(options, chance_nodes=True))
     key = jax.random.key(args.seed)
     print(
         f"{agent.env.id}: {args.run} (iteration {agent.iteration}, trained with "
         f"{'chance nodes' if agent.config.search.chance_nodes else 'the step key'}), "
-        f"{step_key.config.kind} "
+        f"{agent.config.search.kind} "
         f"search, {step_key.num_simulations} simulations, jax {jax.__version__} on "
         f"{jax.default_backend()}"
     )

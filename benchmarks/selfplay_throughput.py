@@ -59,6 +59,8 @@ from jaxzero.core.config import (  # noqa: E402
     SearchConfig,
     SelfPlayConfig,
 )
+from jaxzero.core.policies import make_search  # noqa: E402
+from jaxzero.core.search import SearchOptions  # noqa: E402
 
 
 def ours(game: str, kind: str, args, key, write: bool = True):
@@ -76,7 +78,10 @@ def ours(game: str, kind: str, args, key, write: bool = True):
     )
     network = networks.make_network(config.network, env)
     params = networks.init_params(network, env, key)
-    play = selfplay.make_selfplay_fn(config, env, network.apply)
+    options = SearchOptions.of(config.search)
+    play = selfplay.make_selfplay_fn(
+        config.selfplay, env, network.apply, make_search(config.search), options
+    )
 
     @jax.jit
     def call(carry):

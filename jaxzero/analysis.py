@@ -147,7 +147,7 @@ def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array
         visits=np.asarray(tree.children_visits[0, root]),
         q=np.asarray(q),
         policy=np.asarray(output.action_weights[0]),
-        chosen=int(player.search_policy.greedy_action(output)[0]),
+        chosen=int(player.policy.greedy_action(output)[0]),
         network_value=float(tree.raw_values[0, root]),
         search_value=float(tree.node_values[0, root]),
     )

@@ -761,7 +761,7 @@ def analyze(
     print(picture)
     print(
         f"player {int(state.current_player)} to move; {source}; {player.num_simulations} "
-        f"{player.config.kind} simulations"
+        f"{search or agent.config.search.kind} simulations"
     )
     print(analysis.format_root(root, agent.env))
     if dot is not None:

@@ -15,6 +15,7 @@ import envs
 from jaxzero.core import search
 from jaxzero.core.config import SearchConfig, apply_overrides
 from jaxzero.core.loop import check_game_fits
+from jaxzero.core.policies import make_search
 from jaxzero.core.presets import get_preset
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -44,8 +45,16 @@ def test_a_chance_node_visits_the_outcomes_in_turn_so_its_value_is_their_mean(ki
     states = jax.vmap(env.init)(jax.random.split(key, searches))
     output = jax.jit(
         lambda s, k: search.run_search(
-            None, s, k, config, env, chance_bias.uniform, num_simulations=32, noise=False
-        )
+            None,
+            s,
+            k,
+            env,
+            chance_bias.uniform,
+            make_search(config),
+            options=search.SearchOptions.of(config),
+            num_simulations=32,
+            noise=False,
+        )  # fmt: skip
     )(states, key)
     tree = output.search_tree
     visits = np.asarray(tree.children_visits[:, 0, 1])  # N(gamble) [searches]
@@ -53,7 +62,7 @@ def test_a_chance_node_visits_the_outcomes_in_turn_so_its_value_is_their_mean(ki
     assert tree.children_visits.shape[-1] == env.num_actions  # the decision part
     assert (visits >= 2).all()
     assert (np.abs(q - 0.5) <= 1 / visits + 1e-6).all()
-    assert (np.asarray(search.greedy_action(output, kind)) == 0).all()
+    assert (np.asarray(make_search(config).greedy_action(output)) == 0).all()
 
 
 def test_chance_nodes_need_a_game_that_lists_its_events_and_no_tree_reuse():

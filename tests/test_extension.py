@@ -194,7 +194,7 @@ def test_the_run_rebuilds_game_network_and_rule_when_loaded(user_run, user_train
         jaxzero.load_agent(user_run)
     agent = jaxzero.load_agent(user_run, trust_code=True)
     assert agent.env.id == "connect_three" and agent.iteration == 2
-    assert agent.player.search_policy == user_trainer.search  # the user's rule, rebuilt
+    assert agent.player.policy == user_trainer.search  # the user's rule, rebuilt
     state = jax.vmap(agent.env.init)(jax.random.split(jax.random.key(1), 3))
     assert agent.act(state, jax.random.key(2)).shape == (3,)
 

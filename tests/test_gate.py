@@ -16,6 +16,7 @@ from conftest import tiny_config
 
 import envs
 from jaxzero.core.config import apply_overrides
+from jaxzero.core.policies import make_search
 from jaxzero.core.presets import get_preset
 from jaxzero.measure import gate as gate_lib
 from jaxzero.measure.match import make_match
@@ -71,7 +72,7 @@ def env():
 @pytest.fixture(scope="module")
 def table_gate(env):
     config = apply_overrides(get_preset("tic_tac_toe"), SMALL_GATE)
-    return gate_lib.make_gate(config, env, table_apply)
+    return gate_lib.make_gate(config, env, table_apply, make_search(config.search))
 
 
 def test_broken_learner_is_never_promoted(table_gate):

@@ -100,7 +100,7 @@ class Judge:
         self.env = trainer.env
         boards, players, self.optimal = decision_states()
         self.states = make_states(self.env, boards, players)
-        config = trainer.config.search
+        options = search.SearchOptions.of(trainer.config.search)
         apply_fn = trainer.apply_fn
 
         @jax.jit
@@ -108,7 +108,7 @@ class Judge:
             logits, _ = apply_fn(params, states.observation)
             return jnp.argmax(search.mask_logits(logits, states.legal_action_mask), -1)
 
-        player = SearchPlayer(self.env, apply_fn, config, 64)
+        player = SearchPlayer(self.env, apply_fn, trainer.search, 64, options)
 
         def search_moves(params, states):
             return player.jitted(params, states, jax.random.key(0))

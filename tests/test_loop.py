@@ -10,7 +10,8 @@ from double_move import DoubleMove
 
 import envs
 from jaxzero.core import config as config_lib
-from jaxzero.core import loop, networks, presets, replay, selfplay
+from jaxzero.core import loop, networks, presets, replay, search, selfplay
+from jaxzero.core.policies import make_search
 
 GAMMA = 0.9
 
@@ -41,6 +42,14 @@ def double_move_run():
         states.append(state)
         metrics.append(m)
     return trainer, states, metrics
+
+
+def selfplay_fn(config, env, apply_fn):
+    """Self-play of ``config``: its selfplay section, its search built by name."""
+    options = search.SearchOptions.of(config.search)
+    return selfplay.make_selfplay_fn(
+        config.selfplay, env, apply_fn, make_search(config.search), options
+    )
 
 
 def test_iteration_compiles_once(double_move_run):
@@ -172,7 +181,7 @@ def test_opening_plies_are_uniformly_random_and_still_searched(opening_plies):
     network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
     params = networks.init_params(network, env, jax.random.key(1))
-    play = jax.jit(selfplay.make_selfplay_fn(config, env, apply_fn))
+    play = jax.jit(selfplay_fn(config, env, apply_fn))
     sp = selfplay.init_selfplay(env, 512, jax.random.key(2))
     sp, _, _, moves = play(params, sp, replay.init_replay(env, 16), jax.random.key(3))
     action = np.asarray(moves["action"])  # [T, B]
@@ -232,7 +241,7 @@ def test_playout_cap_leaves_cheap_positions_without_a_policy_target():
     network = networks.make_network(config.network, env)
     apply_fn = networks.make_apply_fn(network)
     params = networks.init_params(network, env, jax.random.key(1))
-    play = jax.jit(selfplay.make_selfplay_fn(config, env, apply_fn))
+    play = jax.jit(selfplay_fn(config, env, apply_fn))
     sp = selfplay.init_selfplay(env, 32, jax.random.key(2))
     buffer = replay.init_replay(env, 4096)
 

@@ -13,6 +13,7 @@ import envs
 from envs.core import Env, State
 from jaxzero.core import search
 from jaxzero.core.config import SearchConfig
+from jaxzero.core.policies import make_search
 
 TTT = envs.make("tic_tac_toe")
 KINDS = ("puct", "gumbel")
@@ -65,20 +66,23 @@ def bias_net(params, observation):
 def ttt_search(kind: str, noise: bool = False):
     cfg = SearchConfig(kind=kind, num_simulations=256, max_num_considered_actions=9)
     return jax.jit(
-        functools.partial(search.run_search, config=cfg, env=TTT, apply_fn=bias_net, noise=noise)
+        functools.partial(
+            search.run_search, env=TTT, apply_fn=bias_net, policy=make_search(cfg), noise=noise
+        )
     )
 
 
 # X to move in each; the first has an immediate win, the second a fork (win in 3 plies),
 # the third a single empty cell (one legal action).
 POSITIONS = [[0, 3, 1, 4], [4, 1, 0, 8], [0, 1, 2, 4, 3, 5, 7, 6]]
+PUCT = make_search(SearchConfig(kind="puct"))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_forced_wins_are_found_and_a_single_legal_move_is_finite(kind):
     states = stack([play(TTT, m) for m in POSITIONS])
     out = ttt_search(kind)(jnp.zeros(9), states, jax.random.key(1))
-    actions = np.asarray(search.greedy_action(out, kind))
+    actions = np.asarray(make_search(SearchConfig(kind=kind)).greedy_action(out))
     assert actions[0] == 2
     assert optimal_moves(POSITIONS[1]) == {3, 6}  # the forks
     assert actions[1] in {3, 6}
@@ -134,7 +138,7 @@ def test_double_move_backs_up_values_with_the_right_signs(kind):
     root_state = stack([env.init(jax.random.key(0))])
     run = functools.partial(
         search.run_search,
-        config=SearchConfig(kind=kind, num_simulations=24),
+        policy=make_search(SearchConfig(kind=kind, num_simulations=24)),
         env=env,
         apply_fn=oracle_net,
         noise=False,
@@ -177,10 +181,10 @@ def test_select_action_samples_visited_moves_early_and_is_greedy_later():
     out = jax.tree.map(lambda x: jnp.repeat(x[1:2], 64, axis=0), out)  # the fork, 64 times
     counts = np.asarray(search.visit_counts(out))
     early = search.select_action(
-        out, jnp.zeros(64, jnp.int32), jax.random.key(6), policy="puct", temperature_moves=2
+        out, jnp.zeros(64, jnp.int32), jax.random.key(6), policy=PUCT, temperature_moves=2
     )
     late = search.select_action(
-        out, jnp.full(64, 2, jnp.int32), jax.random.key(6), policy="puct", temperature_moves=2
+        out, jnp.full(64, 2, jnp.int32), jax.random.key(6), policy=PUCT, temperature_moves=2
     )
     early, late = np.asarray(early), np.asarray(late)
     assert (counts[np.arange(64), early] > 0).all()

@@ -80,7 +80,7 @@ FOUR_DEVICES = """
                         sharding.state_shardings(abstract, sharding.make_mesh(4)))
     split = lambda x, a: x if a is None else x.reshape(4, x.shape[0] // 4, *x.shape[1:])
     join = lambda x, a: x if a is None else x.reshape(-1, *x.shape[2:])
-    step = make_step(config, trainer.env, trainer.apply_fn, trainer.optimizer,
+    step = make_step(config, trainer.env, trainer.apply_fn, trainer.optimizer, trainer.search,
                      axis_name=sharding.DATA_AXIS, shards=4)
     one = jax.jit(jax.vmap(step, in_axes=(axes,), out_axes=(axes, None, 1),
                            axis_name=sharding.DATA_AXIS, axis_size=4), device=jax.devices()[0])

@@ -10,6 +10,7 @@ from score_game import ScoreGame
 
 import envs
 from jaxzero.core.loop import check_game_fits
+from jaxzero.core.policies import make_search
 from jaxzero.measure import opponents
 from jaxzero.measure.evaluation import SoloEvaluation, make_evaluation
 from jaxzero.measure.solo import make_solo
@@ -124,7 +125,8 @@ def test_play_lets_the_agent_play_a_single_player_game_to_its_score():
     network = networks.make_network(config.network, env)
     params = networks.init_params(network, env, jax.random.key(0))
     apply_fn = networks.make_apply_fn(network)
-    agent = Agent(config, env, params, apply_fn, evaluation_player(config, env, apply_fn), 0)
+    player = evaluation_player(config, env, apply_fn, make_search(config.search))
+    agent = Agent(config, env, params, apply_fn, player, 0)
     out = io.StringIO()
     score = play_game(agent, agent.search_player(2), stdin=io.StringIO(""), stdout=out)
     text = out.getvalue()

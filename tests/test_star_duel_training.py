@@ -16,6 +16,7 @@ from envs.star_duel import StarDuel
 from jaxzero.core import config as config_lib
 from jaxzero.core import loop, presets, search
 from jaxzero.core.config import SearchConfig
+from jaxzero.core.policies import make_search
 from jaxzero.measure import opponents
 
 SHORT = envs.make("star_duel_short")
@@ -47,8 +48,13 @@ def star_search(determinize: bool):
     )
     return jax.jit(
         functools.partial(
-            search.run_search, config=cfg, env=SHORT, apply_fn=linear_net, noise=False
-        )
+            search.run_search,
+            env=SHORT,
+            apply_fn=linear_net,
+            policy=make_search(cfg),
+            options=search.SearchOptions.of(cfg),
+            noise=False,
+        )  # fmt: skip
     )
 
 
@@ -82,8 +88,8 @@ def test_determinised_search_never_depends_on_hidden_cards():
     np.testing.assert_array_equal(hands[0], state.other_hand)
     np.testing.assert_array_equal(hands[1], twin.other_hand)
     # Only envs with resample_hidden are determinised.
-    assert search.determinizes(SHORT, SearchConfig())
-    assert not search.determinizes(envs.make("tic_tac_toe"), SearchConfig())
+    assert search.determinizes(SHORT, search.SearchOptions())
+    assert not search.determinizes(envs.make("tic_tac_toe"), search.SearchOptions())
 
 
 class TurnChain(Env):
@@ -175,7 +181,8 @@ def test_the_preset_trains_the_short_game_and_round_trips_through_json():
         data = json.loads(json.dumps(config_lib.config_to_dict(preset)))
         assert config_lib.config_from_dict(data) == preset
     off = config_lib.apply_overrides(plain, {"search.determinize": "false"})
-    assert not off.search.determinize and not search.determinizes(SHORT, off.search)
+    assert not off.search.determinize
+    assert not search.determinizes(SHORT, search.SearchOptions.of(off.search))
 
 
 def test_greedy_opponent_plays_legal_star_duel_moves_and_only_star_duel():

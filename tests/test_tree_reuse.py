@@ -13,6 +13,7 @@ from test_mcts import _roots
 
 from jaxzero.core import mcts, search
 from jaxzero.core.config import SearchConfig
+from jaxzero.core.policies import make_search
 from jaxzero.measure import match, opponents, players
 from jaxzero.run.checkpoint import Checkpointer
 
@@ -157,15 +158,18 @@ def test_reused_searches_play_legal_moves_within_budget(kind):
     env, root, _, _, _ = _search(kind, "connect_four")
     apply = _uniform(env.num_actions)
     config = SearchConfig(kind=kind, num_simulations=8, reuse_tree=True)
+    policy, options = make_search(config), search.SearchOptions.of(config)
     states = root.embedding
     tree = search.empty_trees(states, 8, env.num_actions)
 
     @jax.jit
     def move(states, tree, key):
         k_search, k_step = jax.random.split(key)
-        output = search.run_search(None, states, k_search, config, env, apply, tree=tree)
+        output = search.run_search(
+            None, states, k_search, env, apply, policy, options=options, tree=tree
+        )
         grown = output.search_tree
-        action = search.greedy_action(output, kind)
+        action = policy.greedy_action(output)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_step, action.shape[0]))
         return nxt, search.carry_tree(grown, action, 8), grown, action
 
@@ -187,15 +191,18 @@ def test_a_carried_tree_whose_root_is_not_the_position_is_not_used():
     env, root, recurrent_fn, invalid, output = _search("puct")
     apply = _uniform(env.num_actions)
     config = SearchConfig(kind="puct", num_simulations=SIMULATIONS, reuse_tree=True)
+    policy, options = make_search(config), search.SearchOptions.of(config)
     states = root.embedding
-    action = search.greedy_action(output, "puct")
+    action = policy.greedy_action(output)
     grown = search.run_search(
-        None, states, jax.random.key(0), config, env, apply,
+        None, states, jax.random.key(0), env, apply, policy, options=options,
         tree=search.empty_trees(states, SIMULATIONS, env.num_actions),
     ).search_tree  # fmt: skip
     carried = search.carry_tree(grown, action, SIMULATIONS)
     # Searched from the position before the move, not the one the tree leads to: cleared.
-    again = search.run_search(None, states, jax.random.key(1), config, env, apply, tree=carried)
+    again = search.run_search(
+        None, states, jax.random.key(1), env, apply, policy, options=options, tree=carried
+    )
     assert bool(jnp.all(again.search_tree.node_visits[:, 0] == SIMULATIONS + 1))
 
 
@@ -240,7 +247,8 @@ def test_matches_with_tree_reuse_play_legal_games_and_compile_once(trainers, kin
     trainer = trainers(config)
     params = trainer.init(jax.random.key(0)).params
     env = trainer.env
-    player = players.SearchPlayer(env, trainer.apply_fn, config.search, 8)
+    options = search.SearchOptions.of(config.search)
+    player = players.SearchPlayer(env, trainer.apply_fn, trainer.search, 8, options)
     assert player.reuses_tree
     for opponent, params_b in ((opponents.uniform_random(env), None), (player, params)):
         game = match.make_match(env, player, opponent, num_games=8, opening_plies=1)

@@ -32,7 +32,7 @@ import math
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 # A user's constructor arguments: (name, value) pairs sorted by name, values plain (numbers,
 # strings, booleans, None, tuples of them), so that a Config stays hashable. JSON: an object.
@@ -69,6 +69,13 @@ def _at_least(section: Any, low: float, *names: str) -> None:
     for name in names:
         value = getattr(section, name)
         _check(value >= low, f"{prefix}{name} must be >= {low}, got {value}")
+
+
+def _holds_traced(section: Any) -> bool:
+    """Whether a field the section declares ``traced`` holds something other than a
+    Python number: a population member's traced value, inside its compiled iteration
+    (:func:`with_traced`), whose concrete config passed the section's checks already."""
+    return any(not isinstance(getattr(section, name), int | float) for name in section.traced)
 
 
 def _check_finite(section: Any) -> None:
@@ -192,8 +199,15 @@ class SearchConfig:
     qtransform: str = ""  # "module:function", mctx's (tree, node) -> Q [A]
     interior_selection: str = ""  # "module:function", mctx's (key, tree, node, depth) -> a
     root_selection: str = ""  # the same at the root (PUCT only); "": the interior's
+    # The numbers a population's members may differ in: the iteration only computes with
+    # them (jaxzero.core.population); every other field sizes an array or picks code.
+    traced: ClassVar[tuple[str, ...]] = (
+        "dirichlet_alpha", "dirichlet_fraction", "pb_c_init", "pb_c_base", "gumbel_scale",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
+        if _holds_traced(self):
+            return
         _check_finite(self)
         _check(bool(self.kind), "search.kind must name a search (gumbel, puct, ...)")
         _check(
@@ -247,8 +261,11 @@ class SelfPlayConfig:
     root_value_weight: float = 0.0  # w: the value target's share of the root value q
     full_search_share: float = 1.0  # p; 1 = every move searched in full (no playout cap)
     cheap_simulations: int = 0  # n of the cheap searches (used when p < 1)
+    traced: ClassVar[tuple[str, ...]] = ("temperature", "discount", "root_value_weight")
 
     def __post_init__(self) -> None:
+        if _holds_traced(self):
+            return
         _check_finite(self)
         _at_least(self, 1, "batch_size", "moves_per_iteration")
         _at_least(self, 0, "temperature_moves", "opening_plies")
@@ -304,8 +321,13 @@ class OptimConfig:
     minibatch_size: int = 256  # N: positions sampled for each update
     updates_per_iteration: int = 8  # K: updates per iteration
     value_loss_weight: float = 1.0  # loss = policy loss + this x value loss
+    traced: ClassVar[tuple[str, ...]] = (
+        "learning_rate", "weight_decay", "max_grad_norm", "value_loss_weight",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
+        if _holds_traced(self):
+            return
         _check_finite(self)
         # 0 is allowed: a member of a population that keeps its initial network (a baseline)
         _check(
@@ -450,6 +472,39 @@ class Config:
             f"selfplay.cheap_simulations={cheap} must be below search.num_simulations={full} "
             "(a cheap search is the smaller one)",
         )
+
+
+def traced_keys() -> tuple[str, ...]:
+    """The dotted keys of every setting a section declares ``traced``: the numbers a
+    population's members may differ in (``"optim.learning_rate"``, ...)."""
+    return tuple(
+        f"{name}.{field}"
+        for name, kind in _field_types(Config).items()
+        for field in getattr(kind, "traced", ())
+    )
+
+
+def with_traced(config: Config, values: Mapping[str, Any]) -> Config:
+    """``config`` with each setting ``"section.field"`` of ``values`` set to that value:
+    a member's traced float32 [] inside a population's compiled iteration (the sections
+    holding them skip their checks, which the member's own config passed).
+
+    Args:
+        config: the settings the members share.
+        values: dotted keys of :func:`traced_keys` to their values.
+
+    Returns:
+        A new Config (``config`` itself unchanged).
+    """
+    changes: dict[str, dict[str, Any]] = {}
+    for key, value in values.items():
+        section, field = key.split(".")
+        changes.setdefault(section, {})[field] = value
+    sections = {
+        name: dataclasses.replace(getattr(config, name), **fields)
+        for name, fields in changes.items()
+    }
+    return dataclasses.replace(config, **sections)
 
 
 def _field_types(cls: type) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from envs.core import Env, state_dataclass
 from jaxzero.core import learner, networks, policies, replay, selfplay, sharding
 from jaxzero.core.config import Config
 from jaxzero.core.policies import SearchPolicy
+from jaxzero.core.search import SearchOptions
 
 Array = jax.Array
 Metrics = dict[str, Array]
@@ -134,7 +135,8 @@ def make_trainer(
             ``make_network(config.network, env)``.
         search: a search policy (``jaxzero.PuctSearch(...)``, ``jaxzero.GumbelSearch(...)``
             or a user's :class:`~jaxzero.core.policies.SearchPolicy`); default
-            ``make_search(config.search)``.
+            ``make_search(config.search)``. Built or given here, once: everything inside
+            takes the objects.
         donate: let XLA reuse the input TrainState's buffers (less copying of the replay
             buffer); the caller must then not touch a state after passing it in.
 
@@ -157,7 +159,12 @@ def make_trainer(
     and samples its share of each minibatch from it; the only collectives are the
     gradient mean of each update and the metric sums. One device is today's program.
     """
-    env, network, search, config = resolve(config, env, network, search)
+    env, config = resolve_env(config, env)
+    network, config = resolve_network(config, env, network)
+    if search is None:
+        search = policies.make_search(config.search)
+    else:
+        config = record_search(config, search)
     mesh = sharding.make_mesh(config.num_devices)
     sharding.check_divisible(config, mesh.size)
     shards = mesh.size
@@ -167,7 +174,7 @@ def make_trainer(
     init = make_init(config, env, network, optimizer, shards)
     state_sharding = sharding.state_shardings(jax.eval_shape(init, jax.random.key(0)), mesh)
     if shards == 1:
-        step = make_step(config, env, apply_fn, optimizer, search=search)
+        step = make_step(config, env, apply_fn, optimizer, search)
     else:
         step = jax.shard_map(
             make_step(
@@ -175,7 +182,7 @@ def make_trainer(
                 env,
                 apply_fn,
                 optimizer,
-                search=search,
+                search,
                 axis_name=sharding.DATA_AXIS,
                 shards=shards,
             ),  # fmt: skip
@@ -246,24 +253,6 @@ def make_init(
     return init
 
 
-def resolve(
-    config: Config,
-    env: Env | None = None,
-    network: nn.Module | None = None,
-    search: SearchPolicy | None = None,
-) -> tuple[Env, nn.Module, SearchPolicy, Config]:
-    """The env, network and search of a trainer, each the one given or the one ``config``
-    names, and ``config`` recording them (see :func:`make_trainer`).
-
-    Raises:
-        ValueError: one line naming the setting that names nothing buildable.
-    """
-    env, config = resolve_env(config, env)
-    network, config = resolve_network(config, env, network)
-    search, config = resolve_search(config, search)
-    return env, network, search, config
-
-
 def resolve_env(config: Config, env: Env | None = None) -> tuple[Env, Config]:
     """``env``, or the game ``config.game`` names; and ``config`` naming it. A game no
     name rebuilds (a class made inside a function, settings only keyword arguments give)
@@ -290,13 +279,17 @@ def resolve_network(
     return network, dataclasses.replace(config, network=section)
 
 
-def resolve_search(
-    config: Config, search: SearchPolicy | None = None
-) -> tuple[SearchPolicy, Config]:
-    """``search``, or the policy ``config.search`` names; and ``config`` recording it."""
-    if search is None:
-        return policies.make_search(config.search), config
-    return search, dataclasses.replace(config, search=search.to_config(config.search))
+def record_search(config: Config, search: SearchPolicy) -> Config:
+    """``config`` recording the policy ``search`` (its kind, settings and functions)."""
+    return dataclasses.replace(config, search=search.to_config(config.search))
+
+
+def recorded(config: Config, trainer: Trainer) -> Config:
+    """``config`` recording ``trainer``'s env, network and search, as ``make_trainer``
+    records what it is given."""
+    config = resolve_env(config, trainer.env)[1]
+    config = resolve_network(config, trainer.env, trainer.network)[1]
+    return record_search(config, trainer.search)
 
 
 def check_game_fits(config: Config, env: Env) -> None:
@@ -328,10 +321,11 @@ def make_step(
     env: Env,
     apply_fn: networks.ApplyFn,
     optimizer: optax.GradientTransformation,
+    search: SearchPolicy,
     *,
-    search: SearchPolicy | None = None,
     axis_name: str | None = None,
     shards: int = 1,
+    member_axis: str | None = None,
 ) -> Callable:
     """The iteration on what one device holds: ``step(state) -> (state, metrics, moves)``.
 
@@ -339,9 +333,13 @@ def make_step(
     inside ``shard_map`` over ``shards`` devices (or inside ``vmap`` with that axis name
     and size, which computes the same on one device): ``state`` holds this device's games
     and replay ring (:func:`jaxzero.core.replay.local`), its keys are folded with the
-    device's index, and gradients, counts and sums are reduced over the axis. ``search``
-    defaults to the policy ``config.search`` names."""
-    play = selfplay.make_selfplay_fn(config, env, apply_fn, search)
+    device's index, and gradients, counts and sums are reduced over the axis. Self-play
+    searches with ``search`` as ``config.search``'s options say; ``member_axis`` names
+    the population axis the step is vmapped over, if any."""
+    options = SearchOptions.of(config.search)
+    play = selfplay.make_selfplay_fn(
+        config.selfplay, env, apply_fn, search, options, member_axis=member_axis
+    )
     update = learner.make_update_fn(
         apply_fn, optimizer, config.optim, axis_name, networks.value_transform(config.network)
     )

@@ -262,7 +262,7 @@ def _replant(tree: Tree, root: mctx.RootFnOutput, invalid_actions: Array, extra_
 
 
 def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_selection: Selection,
-             max_depth: int):  # fmt: skip
+             max_depth: int, member_axis: str | None = None):  # fmt: skip
     """From the root down to an unexpanded edge (or ``max_depth`` edges), for B trees.
 
     Returns ``(parent [B], action [B], length [B], path [B, D], path_actions [B, D])``:
@@ -271,7 +271,8 @@ def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_select
     is ``parent``. Every level's selection gets the same ``keys`` [B]: mctx splits a key
     per level, but none of its selections reads it, and a split per level costs PUCT
     about a tenth of its search loop on a CPU (docs/benchmarks.md). A selection that
-    wants randomness per level derives it from its key and ``depth``.
+    wants randomness per level derives it from its key and ``depth``. Under a population's
+    vmap (``member_axis``) the loop runs until every member's trees are done.
     """
     batch = keys.shape[0]
     rows = jnp.arange(batch)
@@ -301,7 +302,9 @@ def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_select
 
     carry = (node, action, child, length, path, path_actions)
     # the same condition for every member of a population: no select over the carry
-    carry = jax.lax.while_loop(lambda c: most_over_members(jnp.any(going(c))), level, carry)
+    carry = jax.lax.while_loop(
+        lambda c: most_over_members(jnp.any(going(c)), member_axis), level, carry
+    )
     node, action, _, length, path, path_actions = carry
     return node, action, length, path, path_actions
 
@@ -326,7 +329,14 @@ def expand(params, key: Array, tree: Tree, recurrent_fn, parent: Array, action: 
     )
 
 
-def backup(tree: Tree, leaf: Array, length: Array, path: Array, path_actions: Array) -> Tree:
+def backup(
+    tree: Tree,
+    leaf: Array,
+    length: Array,
+    path: Array,
+    path_actions: Array,
+    member_axis: str | None = None,
+) -> Tree:
     """mctx's ``backward`` from ``leaf`` [B] up the recorded path, for B trees at once.
 
     One loop iteration per level of the deepest path in the batch, from the bottom up, each
@@ -361,7 +371,8 @@ def backup(tree: Tree, leaf: Array, length: Array, path: Array, path_actions: Ar
         return d - 1, value, below, values, visits, edge_values, edge_visits
 
     carry = (
-        most_over_members(jnp.max(length)) - 1,  # not per member: no select over the tree
+        # not per member: no select over the tree
+        most_over_members(jnp.max(length), member_axis) - 1,
         tree.node_values[rows, leaf],
         leaf,
         tree.node_values,
@@ -394,13 +405,16 @@ def search(
     extra_data=None,
     tree: Tree | None = None,
     chance_outcomes: int = 0,
+    member_axis: str | None = None,
 ) -> Tree:
     """``mctx.search`` with batched selections (see the module docstring). With ``tree``
     (a carried tree of N >= num_simulations + 1 nodes, empty or from :func:`subtree`) the
     search grows it from its first free slot instead of a fresh tree of N = simulations + 1,
     ``max_depth`` defaulting to N - 1. With ``chance_outcomes`` C > 0 the search has
     explicit chance nodes (the root's embedding a :class:`ChanceEmbedding`, ``recurrent_fn``
-    expanding both kinds of node) and returns the tree's decision part."""
+    expanding both kinds of node) and returns the tree's decision part. ``member_axis``
+    names the vmapped population axis the search runs under, if any
+    (:func:`jaxzero.core.sharding.most_over_members`)."""
     batch, num_actions = root.prior_logits.shape
     rows = jnp.arange(batch)
     if chance_outcomes:
@@ -427,12 +441,12 @@ def search(
         key, k_simulate, k_expand = jax.random.split(key, 3)
         keys = jax.random.split(k_simulate, batch)
         parent, action, length, path, path_actions = traverse(
-            keys, tree, root_selection, interior_selection, max_depth
+            keys, tree, root_selection, interior_selection, max_depth, member_axis
         )
         node = tree.children_index[rows, parent, action]
         node = jnp.where(node == Tree.UNVISITED, first + sim, node)
         tree = expand(params, k_expand, tree, recurrent_fn, parent, action, node)
-        return key, backup(tree, node, length, path, path_actions)
+        return key, backup(tree, node, length, path, path_actions, member_axis)
 
     tree = jax.lax.fori_loop(0, num_simulations, simulation, (key, tree))[1]
     return decisions(tree, num_actions) if chance_outcomes else tree
@@ -472,6 +486,7 @@ def puct_policy(
     interior_selection: Callable | None = None,
     tree: Tree | None = None,
     chance_outcomes: int = 0,
+    member_axis: str | None = None,
 ) -> mctx.PolicyOutput:
     """``mctx.muzero_policy`` (temperature 1) over :func:`search`, from a fresh tree or a
     carried ``tree`` (whose visits count as the search's own). Q is ``qtransform``'s, by
@@ -509,6 +524,7 @@ def puct_policy(
         invalid_actions=invalid_actions,
         tree=tree,
         chance_outcomes=chance_outcomes,
+        member_axis=member_axis,
     )
     weights = tree.summary().visit_probs
     logits = _log(weights)
@@ -550,6 +566,7 @@ def gumbel_policy(
     interior_selection: Callable | None = None,
     tree: Tree | None = None,
     chance_outcomes: int = 0,
+    member_axis: str | None = None,
 ) -> mctx.PolicyOutput:
     """``mctx.gumbel_muzero_policy`` over :func:`search`, from a fresh tree or a carried
     ``tree`` (see the module docstring: carried visits inform Q, not the halving). The
@@ -587,6 +604,7 @@ def gumbel_policy(
         extra_data=extra_data,
         tree=tree,
         chance_outcomes=chance_outcomes,
+        member_axis=member_axis,
     )
     # The survivor of sequential halving (mctx's seq_halving.score_considered, masked).
     visits = tree.summary().visit_counts - carried  # [B, A] this search's visits

@@ -23,7 +23,7 @@ their import paths, so that a run records how it searched and ``load_agent`` reb
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import metadata
 from typing import Any, ClassVar, Protocol
 
@@ -64,6 +64,7 @@ class SearchPolicy(Protocol):
         noise: bool = True,
         tree: mcts.Tree | None = None,
         chance_outcomes: int = 0,
+        member_axis: str | None = None,
     ) -> mctx.PolicyOutput:
         """Search B roots.
 
@@ -77,6 +78,9 @@ class SearchPolicy(Protocol):
             noise: root noise on (self-play) or off (evaluation).
             tree: a carried tree to grow (tree reuse), or None for a fresh one.
             chance_outcomes: C > 0 for a tree with explicit chance nodes.
+            member_axis: the vmapped population axis the search runs under, if any
+                (pass it to ``jaxzero.core.mcts``' searches: the members' loops end
+                together instead of selecting between whole trees at every step).
 
         Returns:
             mctx's PolicyOutput: ``action`` [B], ``action_weights`` [B, A] (the policy
@@ -157,6 +161,7 @@ class PuctSearch:
         noise: bool = True,
         tree: mcts.Tree | None = None,
         chance_outcomes: int = 0,
+        member_axis: str | None = None,
     ) -> mctx.PolicyOutput:
         """Search B roots by PUCT (see :meth:`SearchPolicy.__call__`).
 
@@ -171,6 +176,9 @@ class PuctSearch:
                 or none (evaluation).
             tree: a carried tree to grow (tree reuse), or None for a fresh one.
             chance_outcomes: C > 0 for a tree with explicit chance nodes.
+            member_axis: the vmapped population axis the search runs under, if any
+                (pass it to ``jaxzero.core.mcts``' searches: the members' loops end
+                together instead of selecting between whole trees at every step).
 
         Returns:
             mctx's PolicyOutput: ``action`` [B] sampled from the visit distribution,
@@ -194,6 +202,7 @@ class PuctSearch:
             interior_selection=self.interior_selection,
             tree=tree,
             chance_outcomes=chance_outcomes,
+            member_axis=member_axis,
         )
 
     def greedy_action(self, output: mctx.PolicyOutput) -> Array:
@@ -296,6 +305,7 @@ class GumbelSearch:
         noise: bool = True,
         tree: mcts.Tree | None = None,
         chance_outcomes: int = 0,
+        member_axis: str | None = None,
     ) -> mctx.PolicyOutput:
         """Search B roots by Gumbel MuZero (see :meth:`SearchPolicy.__call__`).
 
@@ -309,6 +319,9 @@ class GumbelSearch:
             noise: Gumbel root noise at ``gumbel_scale`` (self-play), or none (evaluation).
             tree: a carried tree to grow (tree reuse), or None for a fresh one.
             chance_outcomes: C > 0 for a tree with explicit chance nodes.
+            member_axis: the vmapped population axis the search runs under, if any
+                (pass it to ``jaxzero.core.mcts``' searches: the members' loops end
+                together instead of selecting between whole trees at every step).
 
         Returns:
             mctx's PolicyOutput: ``action`` int32 [B] the survivor of sequential halving,
@@ -328,6 +341,7 @@ class GumbelSearch:
             interior_selection=self.interior_selection,
             tree=tree,
             chance_outcomes=chance_outcomes,
+            member_axis=member_axis,
         )
 
     def greedy_action(self, output: mctx.PolicyOutput) -> Array:
@@ -469,6 +483,33 @@ def make_search(config: SearchConfig) -> SearchPolicy:
     if not callable(getattr(policy, "greedy_action", None)):
         raise ValueError(f"search.kind={kind} built {policy!r}, which is not a search policy")
     return policy
+
+
+def with_settings(policy: SearchPolicy, settings: Mapping[str, Any]) -> SearchPolicy:
+    """``policy`` with some of its numbers replaced: a population member's traced values
+    (``{"pb_c_init": float32 []}``) inside its compiled iteration.
+
+    Args:
+        policy: a policy that is a dataclass (both built-in ones are).
+        settings: field names of ``policy`` to their new values.
+
+    Returns:
+        A new policy of the same type (``policy`` itself when ``settings`` is empty).
+
+    Raises:
+        ValueError: a name that is no field of ``policy``'s dataclass.
+    """
+    if not settings:
+        return policy
+    names: set[str] = (
+        {f.name for f in dataclasses.fields(policy)}
+        if dataclasses.is_dataclass(policy) and not isinstance(policy, type)
+        else set()
+    )
+    unknown = sorted(set(settings) - names)
+    if unknown:
+        raise ValueError(f"{type(policy).__name__} has no setting {', '.join(unknown)}")
+    return dataclasses.replace(policy, **settings)  # type: ignore[type-var]  # a dataclass, checked
 
 
 def with_kind(config: SearchConfig, kind: str) -> SearchConfig:

@@ -30,7 +30,6 @@ metric ``finite`` is 1.0 while it trains, 0.0 from that iteration on.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -45,7 +44,7 @@ from jax.sharding import PartitionSpec as P
 
 from envs.core import Env, state_dataclass
 from jaxzero.core import learner, sharding
-from jaxzero.core.config import Config, apply_overrides, valid_keys
+from jaxzero.core.config import Config, apply_overrides, traced_keys, valid_keys, with_traced
 from jaxzero.core.loop import (
     FINITE,
     Metrics,
@@ -55,27 +54,15 @@ from jaxzero.core.loop import (
     make_step,
     make_trainer,
 )
-from jaxzero.core.policies import SearchPolicy
+from jaxzero.core.policies import SearchPolicy, with_settings
 
 Array = jax.Array
 
-TRACED = (
-    "optim.learning_rate",
-    "optim.weight_decay",
-    "optim.max_grad_norm",
-    "optim.value_loss_weight",
-    "search.dirichlet_alpha",
-    "search.dirichlet_fraction",
-    "search.pb_c_init",
-    "search.pb_c_base",
-    "search.gumbel_scale",
-    "selfplay.temperature",
-    "selfplay.discount",
-    "selfplay.root_value_weight",
-)
+TRACED = traced_keys()
 """The settings members of a population may differ in (dotted config keys): each is a
-number the iteration only computes with, so it enters as a traced value. Any other key
-fixes a shape or the code and is refused on the population axis."""
+number the iteration only computes with, so it enters as a traced value; the sections
+declare them (``OptimConfig.traced``, ...). Any other key fixes a shape or the code and
+is refused on the population axis."""
 
 
 @state_dataclass
@@ -246,7 +233,7 @@ def make_population(
             f"a population of {len(seeds)} members cannot be split over {mesh.size} devices: "
             f"make it a multiple of {mesh.size}, or set num_devices=1"
         )
-    step = _in_groups(_member_step(trainer, hyper), len(seeds) // mesh.size, members_at_once)
+    step = _in_groups(trainer, len(seeds) // mesh.size, members_at_once)
     split = NamedSharding(mesh, P(sharding.DATA_AXIS))
     if mesh.size > 1:  # each device its own members: no collective at all
         step = jax.shard_map(
@@ -271,17 +258,19 @@ def _member_init(trainer: Trainer) -> Callable[[Array], PopulationState]:
     return lambda key: PopulationState.of(init(key), jnp.int32(0))
 
 
-def _member_step(trainer: Trainer, hyper: Mapping[str, Any]) -> Callable:
-    """``(state, values) -> (state, metrics, moves)`` of one member: make_step built on a
-    config whose settings in ``hyper`` are the member's traced values."""
-    config, env, apply_fn, search = trainer.config, trainer.env, trainer.apply_fn, trainer.search
+def _member_step(trainer: Trainer, member_axis: str | None) -> Callable:
+    """``(state, values) -> (state, metrics, moves)`` of one member: make_step built on
+    the shared config and search with the member's traced ``values`` in place of theirs
+    (``{"optim.learning_rate": float32 [], ...}``), inside the vmap over ``member_axis``
+    (or None: members one at a time)."""
 
     def one(state: PopulationState, values: dict[str, Array]):
-        member_config = _traced(config, values)
-        optimizer = learner.make_optimizer(member_config.optim)  # its state's layout is init's
-        changes = _search_values(values)
-        member_search = search.replace(**changes) if changes else search  # type: ignore[attr-defined]
-        step = make_step(member_config, env, apply_fn, optimizer, search=member_search)
+        config = with_traced(trainer.config, values)
+        optimizer = learner.make_optimizer(config.optim)  # its state's layout is init's
+        search = with_settings(trainer.search, _search_values(values))
+        step = make_step(
+            config, trainer.env, trainer.apply_fn, optimizer, search, member_axis=member_axis
+        )
         return _unless_diverged(step, state)
 
     return one
@@ -301,16 +290,18 @@ def _unless_diverged(step: Callable, state: PopulationState):
     return PopulationState.of(after, diverged_at.astype(jnp.int32)), metrics, moves
 
 
-def _in_groups(one: Callable, local: int, at_once: int) -> Callable:
-    """``one`` member's step over ``local`` members: ``at_once`` of them vmapped together
-    (the members axis named, so that their search loops end together), the groups one
-    after another (``lax.map``) in the same program; one at a time, no vmap at all."""
+def _in_groups(trainer: Trainer, local: int, at_once: int) -> Callable:
+    """One member's step over ``local`` members: ``at_once`` of them vmapped together
+    (the members axis named, and passed to the search, so that their search loops end
+    together), the groups one after another (``lax.map``) in the same program; one at a
+    time, no vmap at all."""
     if at_once <= 0:
         at_once = 1 if jax.default_backend() == "cpu" else local
     at_once = math.gcd(at_once, local)  # groups of equal size
     if at_once == 1:
+        one = _member_step(trainer, None)
         return lambda state, values: jax.lax.map(lambda member: one(*member), (state, values))
-    step = jax.vmap(one, axis_name=sharding.MEMBER_AXIS)
+    step = jax.vmap(_member_step(trainer, sharding.MEMBER_AXIS), axis_name=sharding.MEMBER_AXIS)
     if at_once == local:
         return step
 
@@ -359,37 +350,19 @@ def _get(config: Config, key: str) -> Any:
     return getattr(getattr(config, section), name)
 
 
-def _traced(config: Config, values: Mapping[str, Array]) -> Config:
-    """``config`` with the settings of ``values`` set to those traced values.
-
-    A Config checks its numbers when built, and a traced value has no value to check, so
-    the copy is made field by field: each member's own config passed those checks in
-    :func:`make_population`. It lives only while the member's iteration is traced."""
-    sections: dict[str, Any] = {}
-    for key, value in values.items():
-        name, field = key.split(".")
-        section = sections.setdefault(name, copy.copy(getattr(config, name)))
-        object.__setattr__(section, field, value)
-    traced = copy.copy(config)
-    for name, section in sections.items():
-        object.__setattr__(traced, name, section)
-    return traced
-
-
 def _search_values(values: Mapping[str, Array]) -> dict[str, Array]:
     """The search policy's fields among ``values``: ``{"pb_c_init": ...}``."""
     return {key.split(".")[1]: v for key, v in values.items() if key.startswith("search.")}
 
 
 def _check_search_fields(search: SearchPolicy, hyper: Mapping[str, Any]) -> None:
-    """ValueError when a ``search.*`` setting on the axis is not one the policy uses."""
-    fields = (
-        {f.name for f in dataclasses.fields(search)} if dataclasses.is_dataclass(search) else ()
-    )
+    """ValueError when a ``search.*`` setting on the axis is not one the policy has."""
     for key in hyper:
-        name = key.partition(".")[2]
-        if key.startswith("search.") and (name not in fields or not hasattr(search, "replace")):
-            raise ValueError(
-                f"{key} is not a setting of the {type(search).__name__} search the population "
-                f"runs, so its members could not differ in it: drop it"
-            )
+        if key.startswith("search."):
+            try:
+                with_settings(search, {key.partition(".")[2]: 0.0})
+            except ValueError:
+                raise ValueError(
+                    f"{key} is not a setting of the {type(search).__name__} search the "
+                    "population runs, so its members could not differ in it: drop it"
+                ) from None

@@ -44,6 +44,7 @@ peeking search, for study).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import jax
@@ -54,9 +55,30 @@ from envs.core import Env, State
 from jaxzero.core import mcts
 from jaxzero.core.config import SearchConfig
 from jaxzero.core.networks import ApplyFn
-from jaxzero.core.policies import SearchPolicy, make_search
+from jaxzero.core.policies import SearchPolicy
 
 Array = jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchOptions:
+    """How a game is searched, whichever policy searches it: what ``make_trainer`` and
+    ``load_agent`` read once from ``SearchConfig`` (the module docstring says what each does).
+
+    Attributes:
+        determinize: search from resampled hidden information (games that have it).
+        chance_nodes: explicit chance nodes (games that list their chance events).
+        reuse_tree: carry the chosen child's subtree to the next search.
+    """
+
+    determinize: bool = True
+    chance_nodes: bool = False
+    reuse_tree: bool = False
+
+    @classmethod
+    def of(cls, config: SearchConfig) -> SearchOptions:
+        """The options a search section records."""
+        return cls(config.determinize, config.chance_nodes, config.reuse_tree)
 
 
 def mask_logits(logits: Array, legal_action_mask: Array) -> Array:
@@ -155,14 +177,14 @@ def decision_roots(states: State) -> mcts.ChanceEmbedding:
     )
 
 
-def has_chance_nodes(env: Env, config: SearchConfig) -> bool:
+def has_chance_nodes(env: Env, options: SearchOptions) -> bool:
     """Whether :func:`run_search` searches ``env`` with explicit chance nodes."""
-    return config.chance_nodes and env.num_chance_outcomes > 0
+    return options.chance_nodes and env.num_chance_outcomes > 0
 
 
-def determinizes(env: Env, config: SearchConfig) -> bool:
+def determinizes(env: Env, options: SearchOptions) -> bool:
     """Whether :func:`run_search` searches from resampled hidden information for ``env``."""
-    return config.determinize and env.has_hidden_information
+    return options.determinize and env.has_hidden_information
 
 
 def resample_roots(env: Env, states: State, key: Array) -> State:
@@ -220,15 +242,16 @@ def run_search(
     params,
     states: State,
     key: Array,
-    config: SearchConfig,
     env: Env,
     apply_fn: ApplyFn,
+    policy: SearchPolicy,
     *,
-    policy: SearchPolicy | None = None,
+    options: SearchOptions = SearchOptions(),
     num_simulations: int | None = None,
     noise: bool = True,
     root: mctx.RootFnOutput | None = None,
     tree: mcts.Tree | None = None,
+    member_axis: str | None = None,
 ) -> mctx.PolicyOutput:
     """Search from a batch of states [B] and return mctx's PolicyOutput.
 
@@ -236,18 +259,18 @@ def run_search(
         params: the network's variables.
         states: B env states.
         key: a PRNG key.
-        config: the search section: how the env is searched (determinisation, chance
-            nodes) and, without ``policy``, the policy (``config.kind``).
         env: the game.
         apply_fn: the network.
-        policy: the search policy (:mod:`jaxzero.core.policies`); default
-            ``make_search(config)``.
+        policy: the search policy (:mod:`jaxzero.core.policies`).
+        options: how the env is searched (determinisation, chance nodes).
         num_simulations: default the policy's self-play count.
         noise: root noise on (self-play) or off (evaluation).
         root: a precomputed :func:`make_root`.
         tree: a carried tree (:func:`empty_trees`, :func:`carry_tree`), used where its
             root is the position searched; the search's tree (``search_tree``) is then
             that tree grown.
+        member_axis: the name of the vmapped population axis this search runs under, if
+            any: the members' search loops then end together (``SearchPolicy.__call__``).
 
     Returns:
         The policy's ``mctx.PolicyOutput``: ``action_weights`` [B, A] are the policy
@@ -260,11 +283,9 @@ def run_search(
     resampling), the root's prior and value still come from the observation, which
     resampling leaves unchanged.
     """
-    if policy is None:
-        policy = make_search(config)
     if root is None:
         root = make_root(params, states, apply_fn)
-    if determinizes(env, config):
+    if determinizes(env, options):
         key, k_hidden = jax.random.split(key)
         root = root.replace(embedding=resample_roots(env, states, k_hidden))
     if num_simulations is None:
@@ -280,7 +301,7 @@ def run_search(
         tree = mcts.cleared(tree, ~same_states(root_state, root.embedding))
     recurrent_fn = make_recurrent_fn(env, apply_fn)
     chance_outcomes = 0
-    if has_chance_nodes(env, config):
+    if has_chance_nodes(env, options):
         if tree is not None:
             raise ValueError(
                 "search.chance_nodes and search.reuse_tree cannot both be on: a carried tree "
@@ -299,6 +320,7 @@ def run_search(
         noise=noise,
         tree=tree,
         chance_outcomes=chance_outcomes,
+        member_axis=member_axis,
     )
 
 
@@ -308,29 +330,19 @@ def visit_counts(policy_output: mctx.PolicyOutput) -> Array:
     return tree.children_visits[:, tree.ROOT_INDEX].astype(jnp.float32)
 
 
-def greedy_action(policy_output: mctx.PolicyOutput, policy: SearchPolicy | str) -> Array:
-    """The search's deterministic choice, int32 [B] (``policy.greedy_action``; a kind name
-    is built with default settings): argmax N(a) for PUCT (first of ties); for Gumbel,
-    mctx's ``action`` (the survivor of sequential halving, which with noise off is the
-    best-evaluated considered action)."""
-    if isinstance(policy, str):
-        policy = make_search(SearchConfig(kind=policy))
-    return policy.greedy_action(policy_output)
-
-
 def select_action(
     policy_output: mctx.PolicyOutput,
     step_count: Array,
     key: Array,
     *,
-    policy: SearchPolicy | str,
+    policy: SearchPolicy,
     temperature_moves: int,
     temperature: float = 1.0,
 ) -> Array:
     """The move to play, int32 [B]: sampled with probability ∝ N(a)^(1/temperature) while
     ``step_count < temperature_moves`` (exploration early in the game), else
-    :func:`greedy_action`. Only visited actions can be sampled, so an illegal move never is."""
-    greedy = greedy_action(policy_output, policy)
+    ``policy.greedy_action``. Only visited actions can be sampled, so an illegal move never is."""
+    greedy = policy.greedy_action(policy_output)
     if temperature_moves <= 0:
         return greedy
     counts = visit_counts(policy_output)  # [B, A]

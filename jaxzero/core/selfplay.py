@@ -44,9 +44,10 @@ import jax.numpy as jnp
 from envs.core import Env, State, state_dataclass
 from jaxzero.core import mcts, search
 from jaxzero.core import replay as replay_lib
-from jaxzero.core.config import Config
+from jaxzero.core.config import SelfPlayConfig
 from jaxzero.core.networks import ApplyFn
-from jaxzero.core.policies import SearchPolicy, make_search
+from jaxzero.core.policies import SearchPolicy
+from jaxzero.core.search import SearchOptions
 
 Array = jax.Array
 
@@ -186,20 +187,25 @@ def _move_sums(root, weights: Array, sp: SelfPlayState, done: Array, valid: Arra
 
 
 def _make_search_move(
-    config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy
+    sp_cfg: SelfPlayConfig,
+    env: Env,
+    apply_fn: ApplyFn,
+    policy: SearchPolicy,
+    options: SearchOptions,
+    member_axis: str | None,
 ) -> Callable:
     """``search_move(params, states, root, tree, k_search, k_act) -> (weights, action,
     value, target, tree)``: the search of a move of B games, its policy ``weights`` float32
     [B, A], the move chosen ``action`` int32 [B], the root ``value`` float32 [B], the
     policy ``target`` [B, A] recorded for training (``weights``, or zeros after a cheap
     search of playout-cap randomisation) and the grown tree (None without tree reuse)."""
-    sp_cfg, search_cfg = config.selfplay, config.search
 
     def search_move(params, states, root, tree, k_search, k_act):
         def searched(num_simulations: int | None, noise: bool):
             output = search.run_search(
-                params, states, k_search, search_cfg, env, apply_fn, policy=policy,
+                params, states, k_search, env, apply_fn, policy, options=options,
                 num_simulations=num_simulations, noise=noise, root=root, tree=tree,
+                member_axis=member_axis,
             )  # fmt: skip
             action = search.select_action(
                 output,
@@ -226,7 +232,13 @@ def _make_search_move(
 
 
 def make_selfplay_fn(
-    config: Config, env: Env, apply_fn: ApplyFn, search_policy: SearchPolicy | None = None
+    config: SelfPlayConfig,
+    env: Env,
+    apply_fn: ApplyFn,
+    policy: SearchPolicy,
+    options: SearchOptions,
+    *,
+    member_axis: str | None = None,
 ) -> Callable:
     """``play(params, sp, buffer, key) -> (sp, buffer, sums, moves)``: T moves of every game.
 
@@ -235,12 +247,12 @@ def make_selfplay_fn(
     ``moves`` are the moves as played, for game records
     (``jaxzero.go.records.SelfPlayRecorder``): ``{"action": int32 [T, B], "done": bool
     [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, P]}``.
-    ``search_policy`` defaults to the one ``config.search`` names.
+    Each move is searched by ``policy`` as ``options`` say (with ``options.reuse_tree``
+    the games carry their trees in ``sp.tree``); ``member_axis`` names the population
+    axis it is vmapped over, if any (:func:`jaxzero.core.search.run_search`).
     """
-    sp_cfg = config.selfplay
-    if search_policy is None:
-        search_policy = make_search(config.search)
-    search_move = _make_search_move(config, env, apply_fn, search_policy)
+    sp_cfg = config
+    search_move = _make_search_move(sp_cfg, env, apply_fn, policy, options, member_axis)
 
     def move(carry, key):
         params, sp, buffer = carry
@@ -260,7 +272,7 @@ def make_selfplay_fn(
             action = jnp.where(states.step_count < sp_cfg.opening_plies, opening, action)
 
         if tree is not None:  # the move played (opening moves too) roots the next search
-            tree = search.carry_tree(tree, action, config.search.num_simulations)
+            tree = search.carry_tree(tree, action, policy.num_simulations)
         sp = _record_position(sp, states, target, value)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
         sp = add_rewards(sp, nxt.rewards, sp_cfg.discount)

@@ -160,9 +160,9 @@ def specs(shardings: Any) -> Any:
     return jax.tree.map(lambda s: s.spec, shardings)
 
 
-def most_over_members(x: jax.Array) -> jax.Array:
-    """``x``'s largest value over a population's members when traced inside one (the
-    vmap over :data:`MEMBER_AXIS`), else ``x``.
+def most_over_members(x: jax.Array, member_axis: str | None) -> jax.Array:
+    """``x``'s largest value over a population's members when traced inside the vmap over
+    them (``member_axis``, e.g. :data:`MEMBER_AXIS`), else (None) ``x``.
 
     A ``while_loop`` whose condition differs between vmapped members becomes a loop that
     selects between its old and new carry, all of it, at every iteration (the search
@@ -172,11 +172,9 @@ def most_over_members(x: jax.Array) -> jax.Array:
 
     Args:
         x: an integer or boolean array.
+        member_axis: the population axis's name, or None outside a population's vmap.
 
     Returns:
         An array like ``x``: the maximum over the members (the same in each).
     """
-    try:
-        return jax.lax.pmax(x, MEMBER_AXIS)
-    except NameError:  # not inside a population
-        return x
+    return x if member_axis is None else jax.lax.pmax(x, member_axis)

@@ -87,11 +87,9 @@ class Gate:
         return Verdict(result, score, should_promote(score, result.games, self.config))
 
 
-def make_gate(
-    config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy | None = None
-) -> Gate:
+def make_gate(config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy) -> Gate:
     """The learner-vs-best match of ``config.gate`` at ``config.evaluation``'s strength,
-    searching with ``policy`` (default: the one ``config.search`` names)."""
+    searching with ``policy``."""
     player = evaluation_player(config, env, apply_fn, policy)
     match = make_match(env, player, player, config.gate.num_games, config.evaluation.opening_plies)
     return Gate(config.gate, match)

@@ -20,7 +20,7 @@ search player against itself can share one batched search between two networks
 (:func:`jaxzero.measure.match.make_match`). ``player.jitted`` is the player compiled
 for a direct call; the player object owns it.
 
-    player = evaluation_player(config, env, apply_fn)   # config.evaluation's strength
+    player = evaluation_player(config, env, apply_fn, policy)   # evaluation strength
     actions = player.jitted(params, states, key)        # int32 [G]
 """
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -37,10 +36,11 @@ import jax.numpy as jnp
 
 from envs.core import Env, State
 from jaxzero.core import mcts, networks, search
-from jaxzero.core.config import Config, SearchConfig, check_evaluation_simulations
+from jaxzero.core.config import Config, check_evaluation_simulations
 from jaxzero.core.memory import check_search_memory
 from jaxzero.core.networks import ApplyFn
-from jaxzero.core.policies import SearchPolicy, make_search
+from jaxzero.core.policies import SearchPolicy
+from jaxzero.core.search import SearchOptions
 from jaxzero.measure.opponents import Player
 
 Array = jax.Array
@@ -59,43 +59,34 @@ class _Jitted:
 
 @dataclasses.dataclass(frozen=True)
 class SearchPlayer(_Jitted):
-    """Noise-free search with ``num_simulations`` simulations of ``policy`` (by default
-    the one ``config.kind`` names), then its greedy choice (``policy.greedy_action``).
+    """Noise-free search with ``num_simulations`` simulations of ``policy``, then its
+    greedy choice (``policy.greedy_action``).
 
-    A :class:`~jaxzero.measure.opponents.Player`; with ``config.reuse_tree`` it also keeps
+    A :class:`~jaxzero.measure.opponents.Player`; with ``options.reuse_tree`` it also keeps
     carried trees through :meth:`empty_trees`, :meth:`act` and :meth:`carry`.
 
     Attributes:
         env: the game searched.
         apply_fn: the network the search evaluates (``evaluation_network``).
-        config: how the env is searched (determinisation, chance nodes, tree reuse) and,
-            without ``policy``, which policy.
+        policy: the search policy (:mod:`jaxzero.core.policies`).
         num_simulations: simulations per move, >= 1.
-        policy: the search policy; None: ``make_search(config)``, set on construction.
+        options: how the env is searched (determinisation, chance nodes, tree reuse).
 
     Raises:
-        ValueError: ``num_simulations`` < 1, or (without ``policy``) a ``config.kind``
-            that :func:`~jaxzero.core.policies.make_search` refuses.
+        ValueError: ``num_simulations`` < 1, or beyond what a tree of the game may hold.
     """
 
     env: Env
     apply_fn: ApplyFn  # the network the search evaluates (evaluation_network)
-    config: SearchConfig  # how the env is searched (determinisation, chance, tree reuse)
+    policy: SearchPolicy
     num_simulations: int
-    policy: SearchPolicy | None = None  # None: make_search(config), set on construction
+    options: SearchOptions = SearchOptions()
 
     def __post_init__(self) -> None:
         if self.num_simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {self.num_simulations}")
         check_evaluation_simulations(self.num_simulations, "simulations")  # before any tree
         check_search_memory(self.env, self.num_simulations, "simulations")
-        if self.policy is None:
-            object.__setattr__(self, "policy", make_search(self.config))
-
-    @property
-    def search_policy(self) -> SearchPolicy:
-        """The policy this player searches with."""
-        return typing.cast(SearchPolicy, self.policy)
 
     def __call__(self, params: Any, states: State, key: Array) -> Array:
         """The greedy move of a fresh noise-free search from each state.
@@ -108,7 +99,7 @@ class SearchPlayer(_Jitted):
         Returns:
             int32 [G]: a legal action per state.
         """
-        return self.search_policy.greedy_action(self.search(params, states, key))
+        return self.policy.greedy_action(self.search(params, states, key))
 
     def search(self, params: Any, states: State, key: Array):
         """The noise-free search itself, from a fresh tree.
@@ -126,10 +117,10 @@ class SearchPlayer(_Jitted):
             params,
             states,
             key,
-            self.config,
             self.env,
             self.apply_fn,
-            policy=self.search_policy,
+            self.policy,
+            options=self.options,
             num_simulations=self.num_simulations,
             noise=False,
         )
@@ -140,7 +131,7 @@ class SearchPlayer(_Jitted):
     @property
     def reuses_tree(self) -> bool:
         """Whether this player keeps its search trees between moves (``reuse_tree``)."""
-        return self.config.reuse_tree
+        return self.options.reuse_tree
 
     def empty_trees(self, states: State, params: Any = None) -> mcts.Tree:
         """Empty carried trees for ``states`` [G] (a new game's memory). Given ``params``,
@@ -175,11 +166,11 @@ class SearchPlayer(_Jitted):
             trees (without the search's noise), to :meth:`carry` after the move.
         """
         output = search.run_search(
-            params, states, key, self.config, self.env, self.apply_fn, policy=self.search_policy,
+            params, states, key, self.env, self.apply_fn, self.policy, options=self.options,
             num_simulations=self.num_simulations, noise=False, tree=trees,
         )  # fmt: skip
         tree = output.search_tree.replace(extra_data=None)  # a search's noise stays with it
-        return self.search_policy.greedy_action(output), tree
+        return self.policy.greedy_action(output), tree
 
     def carry(self, trees: Any, actions: Array) -> Any:
         """The trees [G] after ``actions`` [G] are played from their roots.
@@ -241,7 +232,7 @@ def evaluation_network(apply_fn: ApplyFn, env: Env, average_symmetries: bool) ->
 
 
 def evaluation_player(
-    config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy | None = None
+    config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy
 ) -> SearchPlayer:
     """The agent of ``config`` at evaluation strength.
 
@@ -250,12 +241,12 @@ def evaluation_player(
             averaging, ``config.search``'s treatment of the env.
         env: the game.
         apply_fn: the raw network.
-        policy: the search policy (a trainer's ``search``); default the one
-            ``config.search`` names.
+        policy: the search policy (a trainer's ``search``).
 
     Returns:
         A :class:`SearchPlayer`.
     """
     evaluation = config.evaluation
     network = evaluation_network(apply_fn, env, evaluation.average_symmetries)
-    return SearchPlayer(env, network, config.search, evaluation.simulations, policy)
+    options = SearchOptions.of(config.search)
+    return SearchPlayer(env, network, policy, evaluation.simulations, options)

@@ -29,13 +29,7 @@ from envs.core import Env, State
 from jaxzero.core import networks, policies
 from jaxzero.core import search as search_lib
 from jaxzero.core.config import Config, apply_overrides, parse_key_values
-from jaxzero.core.loop import (
-    make_trainer,
-    resolve,
-    resolve_env,
-    resolve_network,
-    resolve_search,
-)
+from jaxzero.core.loop import make_trainer, record_search, resolve_env, resolve_network
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
@@ -127,15 +121,18 @@ class Agent:
         Raises:
             ValueError: an unknown search kind, in one line.
         """
+        own = self.config.search
         sims = self.player.num_simulations if num_simulations is None else int(num_simulations)
-        kind = self.player.config.kind if search is None else search
-        reuse = self.player.config.reuse_tree if reuse_tree is None else bool(reuse_tree)
+        kind = own.kind if search is None else search
+        reuse = self.player.options.reuse_tree if reuse_tree is None else bool(reuse_tree)
         if (sims, kind, reuse) not in self._players:
-            config = dataclasses.replace(
-                policies.with_kind(self.player.config, kind), reuse_tree=reuse
+            policy = (
+                self.player.policy
+                if kind == own.kind
+                else policies.make_search(policies.with_kind(own, kind))
             )
-            policy = self.player.policy if kind == self.player.config.kind else None
-            player = self.player.replace(config=config, num_simulations=sims, policy=policy)
+            options = dataclasses.replace(self.player.options, reuse_tree=reuse)
+            player = self.player.replace(policy=policy, num_simulations=sims, options=options)
             self._players[sims, kind, reuse] = player
         return self._players[sims, kind, reuse]
 
@@ -301,7 +298,10 @@ def _rebuild(where: Path, config: Config, given: tuple) -> tuple:
     except ValueError as error:
         raise _cannot_rebuild(where, error, "network") from None
     try:
-        search, config = resolve_search(config, search)
+        if search is None:
+            search = policies.make_search(config.search)
+        else:
+            config = record_search(config, search)
     except ValueError as error:
         raise _cannot_rebuild(where, error, "search") from None
     return env, network, search, config
@@ -437,7 +437,9 @@ def _progress_at(run_dir: Path, iteration: int) -> dict[str, float]:
 
 def untrained_agent(config: Config, key: Array) -> Agent:
     """A freshly initialised network of ``config`` as an agent (iteration 0)."""
-    env, network, search, config = resolve(config)
+    env, config = resolve_env(config)
+    network, config = resolve_network(config, env)
+    search = policies.make_search(config.search)
     apply_fn = networks.make_apply_fn(network)
     params = networks.init_params(network, env, key)
     player = evaluation_player(config, env, apply_fn, search)

@@ -62,7 +62,7 @@ from jax.experimental import multihost_utils
 from envs.core import Env
 from jaxzero.core import sharding
 from jaxzero.core.config import Config, config_to_dict, valid_keys
-from jaxzero.core.loop import Trainer, make_trainer, resolve
+from jaxzero.core.loop import Trainer, make_trainer, recorded
 from jaxzero.core.memory import check_memory
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.population import Population, make_population
@@ -414,7 +414,7 @@ def _prepare(
         config = trainer.config
     elif trainer is not None and config is not None:  # as the trainer records it
         one = trainer.trainer if isinstance(trainer, Population) else trainer
-        config = resolve(config, one.env, one.network, one.search)[3]
+        config = recorded(config, one)
     # A new run's trainer is built first, so that a bad mesh fails before the directory
     # exists; a run in the way fails before that compile. The config written is the
     # trainer's: a custom game, network or search recorded by name.
