@@ -23,25 +23,9 @@ import numpy as np
 
 from envs.core import Env, State
 from jaxzero.measure.games import EXTRAS, game_extras
+from jaxzero.measure.players import Player
 
 Array = jax.Array
-
-
-class Player(Protocol):
-    """Anything that chooses moves in a match or a command: pure and jit-safe."""
-
-    def __call__(self, params: Any, states: State, key: Array, /) -> Array:
-        """Moves for a batch of positions.
-
-        Args:
-            params: the network's variables; fixed opponents take None.
-            states: G env states.
-            key: a PRNG key.
-
-        Returns:
-            int32 [G]: a legal action per state.
-        """
-        ...
 
 
 @runtime_checkable

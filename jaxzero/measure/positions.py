@@ -149,7 +149,7 @@ def optimal_move_share(
     more than once, keep a :class:`SolvedPositions` instead.
 
     Args:
-        player: a :class:`~jaxzero.measure.opponents.Player` (its ``jitted`` form is used
+        player: a :class:`~jaxzero.measure.players.Player` (its ``jitted`` form is used
             when it has one).
         game: an env or its id with a solved position set ("tic_tac_toe",
             "connect_four").
