@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from jaxzero.core.population import Population, make_population, member
     from jaxzero.core.presets import get_preset
     from jaxzero.measure.match import MatchResult, make_match, play_match
-    from jaxzero.measure.opponents import make_opponent
+    from jaxzero.measure.opponents import make_opponent, register_opponent
     from jaxzero.measure.players import Player, RawPolicyPlayer, SearchPlayer
     from jaxzero.measure.positions import optimal_move_share
     from jaxzero.run.agent import Agent, export_agent, load_agent
@@ -79,6 +79,7 @@ _EXPORTS = {
     "SearchPlayer": "jaxzero.measure.players",
     "RawPolicyPlayer": "jaxzero.measure.players",
     "make_opponent": "jaxzero.measure.opponents",
+    "register_opponent": "jaxzero.measure.opponents",
     "make_match": "jaxzero.measure.match",
     "play_match": "jaxzero.measure.match",
     "MatchResult": "jaxzero.measure.match",
@@ -129,6 +130,7 @@ __all__ = [
     "optimal_move_share",
     "play_match",
     "register_network",
+    "register_opponent",
     "register_search",
     "train",
 ]
