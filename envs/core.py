@@ -113,6 +113,9 @@ class Env(abc.ABC, Generic[S]):
     defaults."""
 
     id: str
+    # The rules' version, recorded with what is trained on them: bump it when the rules
+    # change, so that a run of the old rules is told apart (pgx games: pgx's own).
+    version: int | str = 1
     num_players: int = 2
     num_actions: int
     observation_shape: tuple[int, ...]

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from importlib import metadata
 from typing import Any
 
 import jax
@@ -257,12 +258,20 @@ def _symmetries(game_id: str, observation_shape: tuple[int, ...], num_actions: i
     return symmetry.identity(positions, num_actions)
 
 
+def _pgx_version(pgx_env: Any) -> str:
+    """pgx's version of the game's rules ("v0"), else pgx's package version: pgx versions
+    its envs, and an env it does not version changes only with pgx."""
+    own = getattr(type(pgx_env), "version", None)  # pgx.Env declares it; a wrapped env may not
+    return str(pgx_env.version) if own is not None else f"pgx {metadata.version('pgx')}"
+
+
 class PgxEnv(Env[PgxState]):
     """A pgx game behind the Env contract (see the module docstring)."""
 
     def __init__(self, pgx_env, max_steps: int):
         self.pgx_env = pgx_env
         self.id = f"pgx/{pgx_env.id}"
+        self.version = _pgx_version(pgx_env)
         # pgx's own num_actions and observation_shape each run init op by op (seconds for
         # chess or go 19x19); their shapes come as well from one trace of it.
         mask, observation = jax.eval_shape(functools.partial(_start, pgx_env), jax.random.key(0))

@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from jaxzero.core.population import Population, make_population, member
     from jaxzero.core.presets import get_preset
     from jaxzero.measure.match import MatchResult, make_match, play_match
-    from jaxzero.measure.opponents import Player, make_opponent
-    from jaxzero.measure.players import RawPolicyPlayer, SearchPlayer
+    from jaxzero.measure.opponents import make_opponent, register_opponent
+    from jaxzero.measure.players import Player, RawPolicyPlayer, SearchPlayer
     from jaxzero.measure.positions import optimal_move_share
     from jaxzero.run.agent import Agent, export_agent, load_agent
     from jaxzero.run.driver import train
@@ -75,10 +75,11 @@ _EXPORTS = {
     "make_search": "jaxzero.core.policies",
     "register_search": "jaxzero.core.policies",
     # measuring (jaxzero.measure)
-    "Player": "jaxzero.measure.opponents",
+    "Player": "jaxzero.measure.players",
     "SearchPlayer": "jaxzero.measure.players",
     "RawPolicyPlayer": "jaxzero.measure.players",
     "make_opponent": "jaxzero.measure.opponents",
+    "register_opponent": "jaxzero.measure.opponents",
     "make_match": "jaxzero.measure.match",
     "play_match": "jaxzero.measure.match",
     "MatchResult": "jaxzero.measure.match",
@@ -129,6 +130,7 @@ __all__ = [
     "optimal_move_share",
     "play_match",
     "register_network",
+    "register_opponent",
     "register_search",
     "train",
 ]

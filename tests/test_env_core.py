@@ -50,3 +50,11 @@ def test_symmetry_transforms_observation_and_actions_together():
         new_policy = sym.transform_actions(policy, element)
         # the cell an action points at carries the same content before and after
         np.testing.assert_array_equal(new_obs.reshape(9, 2)[:, 0] // 2, new_policy)
+
+
+def test_a_game_says_the_version_of_its_rules():
+    import envs
+
+    assert envs.make("tic_tac_toe").version == 1  # the default, until the rules change
+    pytest.importorskip("pgx")
+    assert envs.make("pgx/othello").version == "v0"  # pgx's own version of the env

@@ -2,6 +2,7 @@
 
 import json
 import re
+import shutil
 
 import jax
 import numpy as np
@@ -245,3 +246,24 @@ def test_a_wrong_or_damaged_agent_folder_is_explained(run, tmp_path):
     (folder / "agent.json").write_text(json.dumps({"format": 99, "iteration": 1}))
     line = _error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
     assert "format 99" in line and "upgrade jaxzero" in line
+
+
+def test_eval_plays_a_registered_opponent_by_name(run, tmp_path):
+    from jaxzero.measure import opponents
+
+    def first_legal(env):
+        return lambda params, states, key: jax.numpy.argmax(states.legal_action_mask, -1)
+
+    mine = tmp_path / "run"
+    shutil.copytree(run / "checkpoints" / "20", mine / "checkpoints" / "20")
+    shutil.copy(run / "config.json", mine / "config.json")
+    shutil.copy(run / ".jaxzero-run.json", mine / ".jaxzero-run.json")
+    opponents.register_opponent("first_legal", first_legal)
+    try:
+        args = ["eval", str(mine), "--opponents", "first_legal", "--games", "2"]
+        result = runner.invoke(app, args + ["--simulations", "2"])
+    finally:
+        opponents.OPPONENTS.pop("first_legal")
+    assert result.exit_code == 0, result.output
+    players = {line.split()[1] for line in result.stdout.splitlines()[1:] if line.strip()}
+    assert players == {"random", "first_legal", "run@20"}

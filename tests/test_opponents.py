@@ -3,10 +3,12 @@
 import types
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxzero.measure import opponents
+from jaxzero.core import presets
+from jaxzero.measure import games, opponents
 from jaxzero.measure.match import play_match
 from jaxzero.measure.positions import states_from_moves
 from jaxzero.measure.solvers import connect_four as c4
@@ -111,3 +113,55 @@ def test_factory(ttt, c4_env):
         opponents.make_opponent("connect_four_solver", ttt)
     with pytest.raises(ValueError, match="no perfect player"):
         opponents.make_opponent("perfect", types.SimpleNamespace(id="go_9x9"))
+
+
+def first_legal(env):
+    """An opponent of the user's own: the first legal action of each state."""
+    del env
+
+    def player(params, states, key):
+        return jnp.argmax(states.legal_action_mask, axis=-1).astype(jnp.int32)
+
+    return player
+
+
+@pytest.fixture
+def registered():
+    """``first_legal`` registered as "first_legal" for one test."""
+    opponents.register_opponent("first_legal", first_legal)
+    yield "first_legal"
+    opponents.OPPONENTS.pop("first_legal")
+
+
+def test_a_registered_opponent_is_made_by_name(ttt, registered):
+    states = states_from_moves(ttt, np.array([[4, 0], [0, 1]]), np.array([2, 0]))
+    actions = opponents.make_opponent(registered, ttt)(None, states, jax.random.key(0))
+    assert actions.tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("name", ["", "mine:first", "a,b", "two words"])
+def test_an_opponent_name_is_a_plain_word(name):
+    with pytest.raises(ValueError, match="plain word"):
+        opponents.register_opponent(name, first_legal)
+    assert name not in opponents.OPPONENTS
+
+
+def test_greedy_and_perfect_are_the_players_the_game_registry_names(ttt, registered, monkeypatch):
+    """A game's heuristic and perfect player are whatever its entry names: no opponent
+    knows the game otherwise."""
+    monkeypatch.setitem(games.EXTRAS, "tic_tac_toe", games.GameExtras(heuristic=registered))
+    states = states_from_moves(ttt, np.array([[4, 0]]), np.array([2]))
+    assert opponents.make_opponent("greedy", ttt)(None, states, jax.random.key(0)).tolist() == [1]
+    with pytest.raises(ValueError, match="no perfect player for 'tic_tac_toe'"):
+        opponents.make_opponent("perfect", ttt)
+    monkeypatch.setitem(games.EXTRAS, "tic_tac_toe", games.GameExtras(perfect=registered))
+    assert opponents.make_opponent("perfect", ttt)(None, states, jax.random.key(0)).tolist() == [1]
+
+
+def test_every_player_and_preset_a_game_entry_names_exists():
+    for game, extras in games.EXTRAS.items():
+        for name in (extras.heuristic, extras.perfect):
+            assert name is None or name in opponents.OPPONENTS, (game, name)
+        assert extras.preset is None or extras.preset in presets.PRESETS, (game, extras.preset)
+    for name, preset in presets.PRESETS.items():  # each preset is one game's, pointed to once
+        assert games.game_extras(preset.game).preset == name

@@ -5,7 +5,7 @@
     metrics = evaluation.metrics(results)      # eval/vs_random, eval/vs_random_wins, ...
 
 One match of ``K * games`` games serves the K opponents: the opponents' side is a
-mixture whose parameters are each game's opponent index, so the player's search runs
+mixture that knows each game's opponent, so the player's search runs
 once per move for all of them (every opponent is asked for every game; cheap next to a
 search). Each opponent gets ``games / 2`` paired openings, played with both colours.
 The driver's periodic evaluation and ``jaxzero eval`` are this.
@@ -32,17 +32,20 @@ DRIVER_OPPONENTS = ("random", "one_ply")  # the driver's periodic evaluation
 SOLO_OPPONENTS = ("random", "greedy")  # the same, for single-player games
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Mixture:
-    """Several fixed opponents as one player: its params are the opponent index of each
-    game, int32 [G]."""
+    """Several fixed opponents as one player of a match of G games: game ``g`` is played
+    by ``players[choice[g]]``. It takes no parameters, as its opponents take none."""
 
     players: tuple[Player, ...]
+    choice: np.ndarray  # int32 [G]  the opponent of each game, an index into players
 
-    def __call__(self, choice: Array, states: State, key: Array) -> Array:
+    def __call__(self, params: Any, states: State, key: Array) -> Array:
+        del params  # fixed opponents have none
         keys = jax.random.split(key, len(self.players))
         actions = jnp.stack([p(None, states, k) for p, k in zip(self.players, keys, strict=True)])
-        return jnp.take_along_axis(actions, choice[None, :], axis=0)[0]  # [K, G] -> [G]
+        choice = jnp.asarray(self.choice)[None, :]
+        return jnp.take_along_axis(actions, choice, axis=0)[0]  # [K, G] -> [G]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -52,17 +55,15 @@ class Evaluation:
     opponents: tuple[str, ...]
     games: int  # per opponent
     match: Match
-    choice: Array  # int32 [K * games]  the opponent of each game
+    choice: np.ndarray  # int32 [K * games]  the opponent of each game
 
     def __call__(self, params: Any, key: Array) -> dict[str, MatchResult]:
-        return self._split(*self.match(params, self.choice, key))
+        return self._split(*self.match(params, None, key))
 
     def recorded(self, params: Any, key: Array) -> dict[str, tuple[MatchResult, tuple]]:
         """The same games with their record, per opponent: (result, (outcome, a_seat,
         actions, final)) as host arrays (``Match.recorded``)."""
-        outcome, seat, actions, final = jax.device_get(
-            self.match.recorded(params, self.choice, key)
-        )
+        outcome, seat, actions, final = jax.device_get(self.match.recorded(params, None, key))
         out = {}
         for name, mine in self._games().items():
             part = jax.tree.map(functools.partial(np.take, indices=mine, axis=0), final)
@@ -71,8 +72,7 @@ class Evaluation:
         return out
 
     def _games(self) -> dict[str, np.ndarray]:
-        choice = np.asarray(jax.device_get(self.choice))
-        return {name: np.flatnonzero(choice == i) for i, name in enumerate(self.opponents)}
+        return {name: np.flatnonzero(self.choice == i) for i, name in enumerate(self.opponents)}
 
     def _split(self, outcome: Array, seat: Array) -> dict[str, MatchResult]:
         outcome, seat = jax.device_get((outcome, seat))
@@ -125,10 +125,10 @@ def make_evaluation(
         return SoloEvaluation({"player": make_solo(env, player, games), **fixed})
     if games < 2 or games % 2:
         raise ValueError(f"games per opponent must be an even number >= 2, got {games}")
-    side = Mixture(tuple(make_opponent(name, env) for name in opponents))
     count = len(opponents)
     pairs = count * games // 2
-    pair_choice = (jnp.arange(pairs) * count) // pairs  # each opponent gets games/2 pairs
-    choice = jnp.concatenate([pair_choice, pair_choice]).astype(jnp.int32)
+    pair_choice = (np.arange(pairs) * count) // pairs  # each opponent gets games/2 pairs
+    choice = np.concatenate([pair_choice, pair_choice]).astype(np.int32)
+    side = Mixture(tuple(make_opponent(name, env) for name in opponents), choice)
     match = make_match(env, player, side, count * games, opening_plies)
     return Evaluation(tuple(opponents), games, match, choice)

@@ -4,12 +4,18 @@
     extras.positions()        # its solved position set (PositionSet), or None
     extras.perfect            # the opponent name of its perfect player, or None
     extras.heuristic          # the opponent name of its own heuristic player, or None
+    extras.preset             # the name of its preset (jaxzero.core.presets), or None
     extras.opening_plies      # random plies that vary a study's openings
     extras.score_summary      # single-player games: a line about a SoloResult, or None
 
 The registry is keyed by env id; a game without an entry gets :class:`GameExtras`'s
 defaults (no solved set, no perfect or heuristic player, 2 opening plies). Adding a game's
-extras means adding one entry here, not a branch anywhere else.
+extras means adding one entry here, not a branch anywhere else: the opponents "perfect"
+and "greedy" (:mod:`jaxzero.measure.opponents`) play the players its entry names.
+
+An entry names its players and its preset, registered elsewhere, rather than holding
+them: the players are opponents (registered by name, as ``jaxzero.register_opponent``
+adds them), and the presets live in :mod:`jaxzero.core.presets`, below this package.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import importlib.resources
 from collections.abc import Callable
 
 import numpy as np
+
+from envs.pgx import MINATAR
 
 CONNECT_FOUR_POSITIONS = "connect_four_positions.npz"
 
@@ -64,6 +72,7 @@ class GameExtras:
     positions: Callable[[], PositionSet] | None = None  # loads the solved position set
     perfect: str | None = None  # opponent name of the game's perfect player
     heuristic: str | None = None  # opponent name of the game's own heuristic player
+    preset: str | None = None  # the name of the game's preset in jaxzero.core.presets
     opening_plies: int = 2  # uniformly random plies before a study's matches
     score_summary: Callable[[object], str] | None = None  # SoloResult -> one line
 
@@ -78,14 +87,24 @@ def _largest_tiles(result) -> str:
 
 
 EXTRAS: dict[str, GameExtras] = {
-    "tic_tac_toe": GameExtras(_tic_tac_toe_positions, "tic_tac_toe_minimax", opening_plies=1),
-    "connect_four": GameExtras(_connect_four_positions, "connect_four_solver", opening_plies=2),
-    "go_6x6": GameExtras(opening_plies=4),
-    "go_9x9": GameExtras(opening_plies=6),
-    "star_duel": GameExtras(heuristic="greedy"),
-    "star_duel_short": GameExtras(heuristic="greedy"),
-    "pgx/othello": GameExtras(heuristic="greedy"),
-    "pgx/2048": GameExtras(heuristic="greedy", score_summary=_largest_tiles),
+    "tic_tac_toe": GameExtras(
+        _tic_tac_toe_positions, "tic_tac_toe_minimax", preset="tic_tac_toe", opening_plies=1
+    ),
+    "connect_four": GameExtras(
+        _connect_four_positions, "connect_four_solver", preset="connect_four", opening_plies=2
+    ),
+    "go_6x6": GameExtras(preset="go_6x6", opening_plies=4),
+    "go_9x9": GameExtras(preset="go_9x9", opening_plies=6),
+    "star_duel": GameExtras(heuristic="star_duel_greedy"),
+    "star_duel_short": GameExtras(heuristic="star_duel_greedy", preset="star_duel_short"),
+    "pgx/othello": GameExtras(heuristic="othello_greedy", preset="pgx/othello"),
+    "pgx/hex": GameExtras(preset="pgx/hex"),
+    "pgx/animal_shogi": GameExtras(preset="pgx/animal_shogi"),
+    "pgx/backgammon": GameExtras(preset="pgx/backgammon"),
+    "pgx/2048": GameExtras(
+        heuristic="largest_reward", preset="pgx/2048", score_summary=_largest_tiles
+    ),
+    **{f"pgx/minatar-{game}": GameExtras(preset=f"pgx/minatar-{game}") for game in MINATAR},
 }
 
 

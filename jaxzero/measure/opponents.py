@@ -7,14 +7,17 @@ has a leading ``[B]`` axis), ``actions`` int32 [B], always a legal action of eac
 Opponents are pure and jit-safe; each is written for one state and ``jax.vmap``-ed, so a
 match of B games costs one call per move.
 
-``make_opponent(name, env, **kwargs)`` builds one by name (see ``OPPONENTS``).
+``make_opponent(name, env, **kwargs)`` builds one by name (see ``OPPONENTS``);
+``register_opponent(name, factory)`` adds a name. "greedy" and "perfect" are the game's
+own heuristic and perfect players, as its entry in :mod:`jaxzero.measure.games` names
+them; this module knows no game by name beyond the players written for one.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import jax
 import jax.numpy as jnp
@@ -23,25 +26,14 @@ import numpy as np
 
 from envs.core import Env, State
 from jaxzero.measure.games import EXTRAS, game_extras
+from jaxzero.measure.players import Player
+
+if TYPE_CHECKING:
+    from envs.connect_four import ConnectFourState
+    from envs.star_duel import StarDuelState
+    from envs.tic_tac_toe import TicTacToeState
 
 Array = jax.Array
-
-
-class Player(Protocol):
-    """Anything that chooses moves in a match or a command: pure and jit-safe."""
-
-    def __call__(self, params: Any, states: State, key: Array, /) -> Array:
-        """Moves for a batch of positions.
-
-        Args:
-            params: the network's variables; fixed opponents take None.
-            states: G env states.
-            key: a PRNG key.
-
-        Returns:
-            int32 [G]: a legal action per state.
-        """
-        ...
 
 
 @runtime_checkable
@@ -80,6 +72,12 @@ def _batched(act: Callable[[State, Array], Array]) -> Player:
         return jax.vmap(act)(states, jax.random.split(key, batch))
 
     return player
+
+
+def _plays(env: Env, game: str, name: str) -> None:
+    """ValueError unless ``env`` is the game ``game`` that the opponent ``name`` plays."""
+    if env.id != game:
+        raise ValueError(f"{name} plays {game}, not {env.id!r}")
 
 
 def uniform_random(env: Env) -> Player:
@@ -243,8 +241,7 @@ def tic_tac_toe_minimax(env: Env) -> Player:
     process) with the base-3 index of ``state.board``. Never loses; wins whenever the
     opponent errs into a lost position.
     """
-    if env.id != "tic_tac_toe":
-        raise ValueError(f"tic_tac_toe_minimax plays tic_tac_toe, not {env.id!r}")
+    _plays(env, "tic_tac_toe", "tic_tac_toe_minimax")
     from jaxzero.measure.solvers import tic_tac_toe
 
     results = tic_tac_toe.solve().move_results  # int8 [19683, 9]
@@ -252,7 +249,8 @@ def tic_tac_toe_minimax(env: Env) -> Player:
     powers = jnp.asarray(tic_tac_toe.POWERS)
 
     def act(state: State, key: Array) -> Array:
-        index = jnp.sum((state.board + 1) * powers)
+        board = cast("TicTacToeState", state).board  # tic-tac-toe's, as _plays checked
+        index = jnp.sum((board + 1) * powers)
         values = table[index]  # int8 [9], -2 where illegal
         best = state.legal_action_mask & (values == values.max())
         return sample_legal(key, jnp.where(best.any(), best, state.legal_action_mask))
@@ -270,8 +268,7 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Player:
     :func:`one_ply` move. Early positions (fewer than about 8 stones) are beyond a small
     budget, so this player is perfect in the middle and end game only.
     """
-    if env.id != "connect_four":
-        raise ValueError(f"connect_four_solver plays connect_four, not {env.id!r}")
+    _plays(env, "connect_four", "connect_four_solver")
     from jaxzero.measure.solvers import connect_four as c4
 
     solver = c4.Solver()
@@ -292,8 +289,9 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Player:
                 done[position, mask] = solver.move_scores_bitboards(
                     position, mask, moves, max_nodes=max_nodes
                 )
-            if done[position, mask] is not None:
-                scores[i], solved[i] = done[position, mask], True
+            found = done[position, mask]
+            if found is not None:
+                scores[i], solved[i] = found, True
         return scores.reshape(*lead, c4.WIDTH), solved.reshape(lead)
 
     def player(params: Any, states: State, key: Array) -> Array:
@@ -304,8 +302,9 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Player:
             jax.ShapeDtypeStruct((batch, c4.WIDTH), jnp.int8),
             jax.ShapeDtypeStruct((batch,), jnp.bool_),
         )
+        boards = cast("ConnectFourState", states).board  # Connect Four's, as _plays checked
         scores, solved = jax.pure_callback(
-            label, shapes, states.board, states.current_player, vmap_method="broadcast_all"
+            label, shapes, boards, states.current_player, vmap_method="broadcast_all"
         )
         best = states.legal_action_mask & (scores == scores.max(axis=1, keepdims=True))
         keys = jax.random.split(k_pick, batch)
@@ -315,40 +314,10 @@ def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Player:
     return player
 
 
-def greedy(env: Env) -> Player:
-    """The game's greedy player, where one makes strength numbers meaningful:
-
-    * Star Duel (any game built on ``envs.star_duel.StarDuel``): its heuristic
-      (:func:`envs.star_duel.greedy_action`): play every card, buy the most expensive
-      affordable card, destroy bases (outposts first), attack the player, end the turn;
-    * othello (``pgx/othello``): the move that leaves the mover the most discs (the most
-      flipped), ties at random;
-    * single-player games (``pgx/2048``): the move of the highest immediate reward (the
-      largest merge), ties at random.
-
-    Other games have none (ValueError): in a game that pays only its outcome, "greedy" is
-    the one-ply player."""
-    from envs import star_duel
-
-    if isinstance(env, star_duel.StarDuel):
-        return _batched(star_duel.greedy_action)
+def _greedy_by(env: Env, value: Callable[[State, State], Array]) -> Player:
+    """The legal move of the highest ``value(state, after)`` (float [A], ``after`` the A
+    successor states), ties at random."""
     actions = jnp.arange(env.num_actions)
-    if env.id == "pgx/othello":
-
-        def value(state: State, after: State) -> Array:  # float [A] the mover's discs after
-            planes = jax.vmap(env.observe, in_axes=(0, None))(after, state.current_player)
-            return planes[..., 0].reshape(env.num_actions, -1).sum(-1).astype(jnp.float32)
-
-    elif env.num_players == 1:
-
-        def value(state: State, after: State) -> Array:  # float [A] the step's reward
-            return after.rewards[:, state.current_player]
-
-    else:
-        raise ValueError(
-            f"no greedy player for {env.id!r}: it plays star_duel, pgx/othello and "
-            "single-player games (one_ply is the greedy player of games scored by outcome)"
-        )
 
     def act(state: State, key: Array) -> Array:
         k_step, k_pick = jax.random.split(key)
@@ -359,33 +328,110 @@ def greedy(env: Env) -> Player:
     return _batched(act)
 
 
-def perfect(env: Env, **kwargs) -> Player:
+def largest_reward(env: Env) -> Player:
+    """The move of the highest immediate reward for the mover (2048: the largest merge),
+    ties at random: the greedy player of any single-player game."""
+
+    def value(state: State, after: State) -> Array:  # float [A] the step's reward
+        return after.rewards[:, state.current_player]
+
+    return _greedy_by(env, value)
+
+
+def othello_greedy(env: Env) -> Player:
+    """Othello (``pgx/othello``): the move that leaves the mover the most discs (the most
+    flipped), ties at random."""
+    _plays(env, "pgx/othello", "othello_greedy")
+
+    def value(state: State, after: State) -> Array:  # float [A] the mover's discs after
+        planes = jax.vmap(env.observe, in_axes=(0, None))(after, state.current_player)
+        return planes[..., 0].reshape(env.num_actions, -1).sum(-1).astype(jnp.float32)
+
+    return _greedy_by(env, value)
+
+
+def star_duel_greedy(env: Env) -> Player:
+    """Star Duel's heuristic (:func:`envs.star_duel.greedy_action`): play every card, buy
+    the most expensive affordable card, destroy bases (outposts first), attack the player,
+    end the turn."""
+    from envs import star_duel
+
+    _plays(env, star_duel.StarDuel.id, "star_duel_greedy")
+    # Star Duel's own states, as _plays checked.
+    return _batched(lambda state, key: star_duel.greedy_action(cast("StarDuelState", state), key))
+
+
+def greedy(env: Env) -> Player:
+    """The game's heuristic player, as its registry entry names it
+    (:mod:`jaxzero.measure.games`: ``star_duel_greedy``, ``othello_greedy``,
+    ``largest_reward``); a single-player game without one plays ``largest_reward``.
+
+    Other games have none (ValueError): in a game that pays only its outcome, "greedy" is
+    the one-ply player."""
+    name = game_extras(env.id).heuristic
+    if name is None and env.num_players == 1:  # any reward-paying solo game has this one
+        name = "largest_reward"
+    if name is None:
+        have = [game for game, extras in EXTRAS.items() if extras.heuristic]
+        raise ValueError(
+            f"no greedy player for {env.id!r}: it plays {', '.join(have)} and single-player "
+            "games (one_ply is the greedy player of games scored by outcome)"
+        )
+    return make_opponent(name, env)
+
+
+def perfect(env: Env, **kwargs: Any) -> Player:
     """The game's perfect player, as its registry entry names it
     (:mod:`jaxzero.measure.games`): ``tic_tac_toe_minimax``, ``connect_four_solver``."""
     name = game_extras(env.id).perfect
     if name is None:
         have = sorted(g for g, extras in EXTRAS.items() if extras.perfect)
         raise ValueError(f"no perfect player for {env.id!r}; available for: {have}")
-    return OPPONENTS[name](env, **kwargs)
+    return make_opponent(name, env, **kwargs)
 
 
-OPPONENTS: dict[str, Callable[..., Player]] = {
+OpponentFactory = Callable[..., Player]  # (env, **settings) -> Player
+OPPONENTS: dict[str, OpponentFactory] = {
     "random": uniform_random,
     "one_ply": one_ply,
     "pure_mcts": pure_mcts,
     "greedy": greedy,
+    "perfect": perfect,
     "tic_tac_toe_minimax": tic_tac_toe_minimax,
     "connect_four_solver": connect_four_solver,
-    "perfect": perfect,
+    "star_duel_greedy": star_duel_greedy,
+    "othello_greedy": othello_greedy,
+    "largest_reward": largest_reward,
 }
 
 
-def make_opponent(name: str, env: Env, **kwargs) -> Player:
+def register_opponent(name: str, factory: OpponentFactory) -> None:
+    """Make the opponent ``name`` (``make_opponent``, the periodic evaluation's and
+    ``make_evaluation``'s opponents, ``jaxzero eval --opponents``) build
+    ``factory(env, **settings)``.
+
+    Args:
+        name: the opponent's name: a plain word (no ``:``, ``,`` or space).
+        factory: ``(env, **settings) -> Player``, a player that takes no parameters
+            (``opponent(None, states [G], key) -> int32 [G]``, a legal action per state),
+            pure and jit-safe; ValueError for a game it does not play.
+
+    Raises:
+        ValueError: ``name`` is empty or holds a ``:``, ``,`` or space.
+    """
+    if not name or any(c in name for c in ":, "):
+        raise ValueError(f"an opponent name is a plain word, got {name!r}")
+    OPPONENTS[name] = factory
+
+
+def make_opponent(name: str, env: Env, **kwargs: Any) -> Player:
     """Build the opponent ``name`` (a key of ``OPPONENTS``) for ``env``.
 
     Args:
-        name: "random", "one_ply", "pure_mcts", "greedy", "tic_tac_toe_minimax",
-            "connect_four_solver" or "perfect" (the game's perfect player).
+        name: "random", "one_ply", "pure_mcts", "greedy" (the game's heuristic player),
+            "perfect" (the game's perfect player), a game's own player
+            ("tic_tac_toe_minimax", "connect_four_solver", "star_duel_greedy",
+            "othello_greedy", "largest_reward"), or a name :func:`register_opponent` added.
         env: the game it plays.
         **kwargs: the opponent's own settings, e.g. ``num_simulations`` of "pure_mcts",
             ``max_nodes`` of "connect_four_solver".

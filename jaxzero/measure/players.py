@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -41,11 +41,27 @@ from jaxzero.core.memory import check_search_memory
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.search import SearchOptions
-from jaxzero.measure.opponents import Player
 
 Array = jax.Array
 
 __all__ = ["Player", "RawPolicyPlayer", "SearchPlayer", "evaluation_network", "evaluation_player"]
+
+
+class Player(Protocol):
+    """Anything that chooses moves in a match or a command: pure and jit-safe."""
+
+    def __call__(self, params: Any, states: State, key: Array, /) -> Array:
+        """Moves for a batch of positions.
+
+        Args:
+            params: the network's variables; fixed opponents take None.
+            states: G env states.
+            key: a PRNG key.
+
+        Returns:
+            int32 [G]: a legal action per state.
+        """
+        ...
 
 
 class _Jitted:
@@ -62,7 +78,7 @@ class SearchPlayer(_Jitted):
     """Noise-free search with ``num_simulations`` simulations of ``policy``, then its
     greedy choice (``policy.greedy_action``).
 
-    A :class:`~jaxzero.measure.opponents.Player`; with ``options.reuse_tree`` it also keeps
+    A :class:`Player`; with ``options.reuse_tree`` it also keeps
     carried trees through :meth:`empty_trees`, :meth:`act` and :meth:`carry`.
 
     Attributes:

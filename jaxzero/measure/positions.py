@@ -102,8 +102,9 @@ class SolvedPositions:
         ]
 
     def quality(self, player: Player, params: Any = None, key: Array | None = None) -> MoveQuality:
-        """``player``'s moves on every position (its ``jitted`` form if it has one)."""
-        act = getattr(player, "jitted", None) or jax.jit(player)
+        """``player``'s moves on every position, the player compiled once (jax keeps the
+        compilation with the player: a kept player is compiled on its first probe only)."""
+        act = jax.jit(player)
         key = jax.random.key(0) if key is None else key
         chosen = []
         for states in self.batches:
@@ -149,8 +150,7 @@ def optimal_move_share(
     more than once, keep a :class:`SolvedPositions` instead.
 
     Args:
-        player: a :class:`~jaxzero.measure.opponents.Player` (its ``jitted`` form is used
-            when it has one).
+        player: a :class:`~jaxzero.measure.players.Player`.
         game: an env or its id with a solved position set ("tic_tac_toe",
             "connect_four").
         params: the player's network variables; None for a fixed opponent.

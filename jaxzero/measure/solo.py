@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs.core import Env
-from jaxzero.measure.opponents import Player
+from jaxzero.measure.players import Player
 
 Array = jax.Array
 
