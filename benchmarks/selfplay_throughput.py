@@ -80,8 +80,9 @@ def ours(game: str, kind: str, args, key, write: bool = True):
     params = networks.init_params(network, env, key)
     options = SearchOptions.of(config.search)
     play = selfplay.make_selfplay_fn(
-        config.selfplay, env, network.apply, make_search(config.search), options
-    )
+        config.selfplay, env, network.apply, make_search(config.search), options,
+        num_simulations=args.simulations,
+    )  # fmt: skip
 
     @jax.jit
     def call(carry):

@@ -72,9 +72,9 @@ def main() -> None:
     iterations = 3 if args.smoke else 300
     sims = config.search.num_simulations  # the same budget for every search
     searches: dict[str, jaxzero.SearchPolicy] = {
-        "puct": jaxzero.PuctSearch(num_simulations=sims, pb_c_init=C_PUCT),
-        "gumbel": jaxzero.GumbelSearch(num_simulations=sims, max_num_considered_actions=9),
-        "puct+fpu": jaxzero.PuctSearch(num_simulations=sims, interior_selection=fpu_puct),
+        "puct": jaxzero.PuctSearch(pb_c_init=C_PUCT),
+        "gumbel": jaxzero.GumbelSearch(max_num_considered_actions=9),
+        "puct+fpu": jaxzero.PuctSearch(interior_selection=fpu_puct),
     }
 
     rows = []

@@ -70,8 +70,8 @@ def main() -> None:
     seeds, iterations, every = (2, 2, 1) if args.smoke else (args.seeds, 200, 20)
     sims = config.search.num_simulations
     searches: dict[str, jaxzero.SearchPolicy] = {
-        "PUCT": jaxzero.PuctSearch(num_simulations=sims),
-        "Gumbel": jaxzero.GumbelSearch(num_simulations=sims, max_num_considered_actions=9),
+        "PUCT": jaxzero.PuctSearch(),
+        "Gumbel": jaxzero.GumbelSearch(max_num_considered_actions=9),
     }
     curves = {}
     for name, search in searches.items():

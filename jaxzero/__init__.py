@@ -11,7 +11,7 @@ Your own game, network and search rule are arguments (mctx's style)::
         jaxzero.default_config(MyGame()),     # a starting config for any envs.Env
         env=MyGame(),
         network=MyNet(num_actions=7),         # any flax Module: obs -> (logits, value)
-        search=jaxzero.PuctSearch(num_simulations=32, interior_selection=my_rule),
+        search=jaxzero.PuctSearch(interior_selection=my_rule),
     )
     jaxzero.train("runs/mine", trainer=trainer, iterations=100)
 

@@ -48,8 +48,9 @@ def selfplay_fn(config, env, apply_fn):
     """Self-play of ``config``: its selfplay section, its search built by name."""
     options = search.SearchOptions.of(config.search)
     return selfplay.make_selfplay_fn(
-        config.selfplay, env, apply_fn, make_search(config.search), options
-    )
+        config.selfplay, env, apply_fn, make_search(config.search), options,
+        num_simulations=config.search.num_simulations,
+    )  # fmt: skip
 
 
 def test_iteration_compiles_once(double_move_run):

@@ -67,8 +67,13 @@ def ttt_search(kind: str, noise: bool = False):
     cfg = SearchConfig(kind=kind, num_simulations=256, max_num_considered_actions=9)
     return jax.jit(
         functools.partial(
-            search.run_search, env=TTT, apply_fn=bias_net, policy=make_search(cfg), noise=noise
-        )
+            search.run_search,
+            env=TTT,
+            apply_fn=bias_net,
+            policy=make_search(cfg),
+            num_simulations=cfg.num_simulations,
+            noise=noise,
+        )  # fmt: skip
     )
 
 
@@ -138,7 +143,8 @@ def test_double_move_backs_up_values_with_the_right_signs(kind):
     root_state = stack([env.init(jax.random.key(0))])
     run = functools.partial(
         search.run_search,
-        policy=make_search(SearchConfig(kind=kind, num_simulations=24)),
+        policy=make_search(SearchConfig(kind=kind)),
+        num_simulations=24,
         env=env,
         apply_fn=oracle_net,
         noise=False,

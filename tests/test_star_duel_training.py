@@ -52,6 +52,7 @@ def star_search(determinize: bool):
             env=SHORT,
             apply_fn=linear_net,
             policy=make_search(cfg),
+            num_simulations=cfg.num_simulations,
             options=search.SearchOptions.of(cfg),
             noise=False,
         )  # fmt: skip
@@ -151,8 +152,9 @@ def test_values_back_up_through_a_multi_action_turn_and_a_turn_pass(kind):
     env = TurnChain()
     cfg = SearchConfig(kind=kind, num_simulations=5, max_num_considered_actions=1)
     run = functools.partial(
-        search.run_search, config=cfg, env=env, apply_fn=step_value_net, noise=False
-    )
+        search.run_search, policy=make_search(cfg), env=env, apply_fn=step_value_net,
+        num_simulations=5, noise=False,
+    )  # fmt: skip
     out = jax.jit(run)(None, stack([env.init(jax.random.key(0))]), jax.random.key(1))
     tree = out.search_tree
     steps = np.asarray(tree.embeddings.step_count)[0]  # node -> step

@@ -166,8 +166,9 @@ def test_reused_searches_play_legal_moves_within_budget(kind):
     def move(states, tree, key):
         k_search, k_step = jax.random.split(key)
         output = search.run_search(
-            None, states, k_search, env, apply, policy, options=options, tree=tree
-        )
+            None, states, k_search, env, apply, policy, num_simulations=8, options=options,
+            tree=tree,
+        )  # fmt: skip
         grown = output.search_tree
         action = policy.greedy_action(output)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_step, action.shape[0]))
@@ -195,14 +196,15 @@ def test_a_carried_tree_whose_root_is_not_the_position_is_not_used():
     states = root.embedding
     action = policy.greedy_action(output)
     grown = search.run_search(
-        None, states, jax.random.key(0), env, apply, policy, options=options,
-        tree=search.empty_trees(states, SIMULATIONS, env.num_actions),
+        None, states, jax.random.key(0), env, apply, policy, num_simulations=SIMULATIONS,
+        options=options, tree=search.empty_trees(states, SIMULATIONS, env.num_actions),
     ).search_tree  # fmt: skip
     carried = search.carry_tree(grown, action, SIMULATIONS)
     # Searched from the position before the move, not the one the tree leads to: cleared.
     again = search.run_search(
-        None, states, jax.random.key(1), env, apply, policy, options=options, tree=carried
-    )
+        None, states, jax.random.key(1), env, apply, policy, num_simulations=SIMULATIONS,
+        options=options, tree=carried,
+    )  # fmt: skip
     assert bool(jnp.all(again.search_tree.node_visits[:, 0] == SIMULATIONS + 1))
 
 

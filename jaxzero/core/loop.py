@@ -338,8 +338,9 @@ def make_step(
     the population axis the step is vmapped over, if any."""
     options = SearchOptions.of(config.search)
     play = selfplay.make_selfplay_fn(
-        config.selfplay, env, apply_fn, search, options, member_axis=member_axis
-    )
+        config.selfplay, env, apply_fn, search, options,
+        num_simulations=config.search.num_simulations, member_axis=member_axis,
+    )  # fmt: skip
     update = learner.make_update_fn(
         apply_fn, optimizer, config.optim, axis_name, networks.value_transform(config.network)
     )

@@ -9,8 +9,7 @@ the user's own file::
     def ucb1(rng_key, tree, node_index, depth):      # mctx's signature, one tree
         ...                                          # -> action int32 []
 
-    trainer = jaxzero.make_trainer(config, search=jaxzero.PuctSearch(
-        num_simulations=32, interior_selection=ucb1))
+    trainer = jaxzero.make_trainer(config, search=jaxzero.PuctSearch(interior_selection=ucb1))
 
 A config names its policy with ``search.kind``: a name in the registry
 (:func:`register_search`; "puct" and "gumbel" are built in, installed packages add theirs
@@ -46,11 +45,6 @@ ENTRY_POINTS = "jaxzero.searches"
 class SearchPolicy(Protocol):
     """What a search policy is to jaxzero: run a batched search, choose its greedy move,
     and say how a config records it."""
-
-    @property
-    def num_simulations(self) -> int:
-        """Simulations of a self-play search (an evaluating player may ask for others)."""
-        ...
 
     def __call__(
         self,
@@ -125,8 +119,10 @@ class PuctSearch:
     """AlphaZero's search: ``mctx.muzero_policy`` with Dirichlet root noise; the policy
     target is the visit distribution and the greedy move the most visited (first of ties).
 
+    Its simulations are the caller's (``search.num_simulations`` in self-play, an
+    evaluating player's own), passed to each search as mctx passes them.
+
     Attributes:
-        num_simulations: simulations per self-play search.
         dirichlet_alpha: concentration of the root noise.
         dirichlet_fraction: weight of the root noise in the prior (0 when evaluating).
         pb_c_init: PUCT's exploration constant c_init.
@@ -138,7 +134,6 @@ class PuctSearch:
         root_selection: the same at the root; None: ``interior_selection``.
     """
 
-    num_simulations: int = 32
     dirichlet_alpha: float = 0.3
     dirichlet_fraction: float = 0.25
     pb_c_init: float = 1.25
@@ -233,7 +228,6 @@ class PuctSearch:
                 ``root_selection``) that cannot be imported, in one line.
         """
         return cls(
-            num_simulations=config.num_simulations,
             dirichlet_alpha=config.dirichlet_alpha,
             dirichlet_fraction=config.dirichlet_fraction,
             pb_c_init=config.pb_c_init,
@@ -256,7 +250,6 @@ class PuctSearch:
         return dataclasses.replace(
             config,
             kind=self.kind,
-            num_simulations=self.num_simulations,
             dirichlet_alpha=self.dirichlet_alpha,
             dirichlet_fraction=self.dirichlet_fraction,
             pb_c_init=self.pb_c_init,
@@ -277,8 +270,9 @@ class GumbelSearch:
     sequential halving, completed Q). The policy target is the improved policy
     softmax(logits + σ(completed Q)); the greedy move the survivor of the halving.
 
+    Its simulations are the caller's, passed to each search as mctx passes them.
+
     Attributes:
-        num_simulations: simulations per self-play search.
         max_num_considered_actions: k of the Gumbel top-k at the root.
         gumbel_scale: scale of the root's Gumbel noise (0 when evaluating).
         qtransform: mctx's Q transform; None: ``mctx.qtransform_completed_by_mix_value``.
@@ -286,7 +280,6 @@ class GumbelSearch:
             the root; None: ``mctx.gumbel_muzero_interior_action_selection``.
     """
 
-    num_simulations: int = 32
     max_num_considered_actions: int = 16
     gumbel_scale: float = 1.0
     qtransform: QTransform | None = None
@@ -376,7 +369,6 @@ class GumbelSearch:
                 "sequential halving; clear it, or use search.kind=puct"
             )
         return cls(
-            num_simulations=config.num_simulations,
             max_num_considered_actions=config.max_num_considered_actions,
             gumbel_scale=config.gumbel_scale,
             qtransform=_loaded(config.qtransform, "qtransform"),
@@ -396,7 +388,6 @@ class GumbelSearch:
         return dataclasses.replace(
             config,
             kind=self.kind,
-            num_simulations=self.num_simulations,
             max_num_considered_actions=self.max_num_considered_actions,
             gumbel_scale=self.gumbel_scale,
             qtransform=_recorded(self.qtransform),

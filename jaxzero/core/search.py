@@ -246,8 +246,8 @@ def run_search(
     apply_fn: ApplyFn,
     policy: SearchPolicy,
     *,
+    num_simulations: int,
     options: SearchOptions = SearchOptions(),
-    num_simulations: int | None = None,
     noise: bool = True,
     root: mctx.RootFnOutput | None = None,
     tree: mcts.Tree | None = None,
@@ -262,8 +262,8 @@ def run_search(
         env: the game.
         apply_fn: the network.
         policy: the search policy (:mod:`jaxzero.core.policies`).
+        num_simulations: simulations of this search (mctx's argument).
         options: how the env is searched (determinisation, chance nodes).
-        num_simulations: default the policy's self-play count.
         noise: root noise on (self-play) or off (evaluation).
         root: a precomputed :func:`make_root`.
         tree: a carried tree (:func:`empty_trees`, :func:`carry_tree`), used where its
@@ -288,8 +288,6 @@ def run_search(
     if determinizes(env, options):
         key, k_hidden = jax.random.split(key)
         root = root.replace(embedding=resample_roots(env, states, k_hidden))
-    if num_simulations is None:
-        num_simulations = policy.num_simulations
     if tree is not None:
         capacity = tree.node_visits.shape[1]
         if capacity < tree_capacity(num_simulations):

@@ -192,6 +192,7 @@ def _make_search_move(
     apply_fn: ApplyFn,
     policy: SearchPolicy,
     options: SearchOptions,
+    simulations: int,
     member_axis: str | None,
 ) -> Callable:
     """``search_move(params, states, root, tree, k_search, k_act) -> (weights, action,
@@ -201,7 +202,7 @@ def _make_search_move(
     search of playout-cap randomisation) and the grown tree (None without tree reuse)."""
 
     def search_move(params, states, root, tree, k_search, k_act):
-        def searched(num_simulations: int | None, noise: bool):
+        def searched(num_simulations: int, noise: bool):
             output = search.run_search(
                 params, states, k_search, env, apply_fn, policy, options=options,
                 num_simulations=num_simulations, noise=noise, root=root, tree=tree,
@@ -219,12 +220,14 @@ def _make_search_move(
             return output.action_weights, action, output.search_tree.summary().value, grown
 
         if not sp_cfg.playout_cap:
-            weights, action, value, grown = searched(None, True)
+            weights, action, value, grown = searched(simulations, True)
             return weights, action, value, weights, grown
         # One draw for the batch (its games are searched together): full or cheap.
         full = jax.random.uniform(jax.random.fold_in(k_search, 2)) < sp_cfg.full_search_share
         weights, action, value, grown = jax.lax.cond(
-            full, lambda: searched(None, True), lambda: searched(sp_cfg.cheap_simulations, False)
+            full,
+            lambda: searched(simulations, True),
+            lambda: searched(sp_cfg.cheap_simulations, False),
         )
         return weights, action, value, jnp.where(full, weights, 0.0), grown
 
@@ -238,6 +241,7 @@ def make_selfplay_fn(
     policy: SearchPolicy,
     options: SearchOptions,
     *,
+    num_simulations: int,
     member_axis: str | None = None,
 ) -> Callable:
     """``play(params, sp, buffer, key) -> (sp, buffer, sums, moves)``: T moves of every game.
@@ -247,12 +251,16 @@ def make_selfplay_fn(
     ``moves`` are the moves as played, for game records
     (``jaxzero.go.records.SelfPlayRecorder``): ``{"action": int32 [T, B], "done": bool
     [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, P]}``.
-    Each move is searched by ``policy`` as ``options`` say (with ``options.reuse_tree``
-    the games carry their trees in ``sp.tree``); ``member_axis`` names the population
-    axis it is vmapped over, if any (:func:`jaxzero.core.search.run_search`).
+    Each move is searched by ``policy`` with ``num_simulations`` (a cheap search of
+    playout-cap randomisation with ``config.cheap_simulations``) as ``options`` say (with
+    ``options.reuse_tree`` the games carry their trees in ``sp.tree``); ``member_axis``
+    names the population axis it is vmapped over, if any
+    (:func:`jaxzero.core.search.run_search`).
     """
     sp_cfg = config
-    search_move = _make_search_move(sp_cfg, env, apply_fn, policy, options, member_axis)
+    search_move = _make_search_move(
+        sp_cfg, env, apply_fn, policy, options, num_simulations, member_axis
+    )
 
     def move(carry, key):
         params, sp, buffer = carry
@@ -272,7 +280,7 @@ def make_selfplay_fn(
             action = jnp.where(states.step_count < sp_cfg.opening_plies, opening, action)
 
         if tree is not None:  # the move played (opening moves too) roots the next search
-            tree = search.carry_tree(tree, action, policy.num_simulations)
+            tree = search.carry_tree(tree, action, num_simulations)
         sp = _record_position(sp, states, target, value)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
         sp = add_rewards(sp, nxt.rewards, sp_cfg.discount)
