@@ -336,24 +336,13 @@ def make_step(
     device's index, and gradients, counts and sums are reduced over the axis. Self-play
     searches with ``search`` as ``config.search``'s options say; ``member_axis`` names
     the population axis the step is vmapped over, if any."""
-    options = SearchOptions.of(config.search)
     play = selfplay.make_selfplay_fn(
-        config.selfplay, env, apply_fn, search, options,
+        config.selfplay, env, apply_fn, search, SearchOptions.of(config.search),
         num_simulations=config.search.num_simulations, member_axis=member_axis,
     )  # fmt: skip
-    update = learner.make_update_fn(
-        apply_fn, optimizer, config.optim, axis_name, networks.value_transform(config.network)
-    )
-    symmetries = env.symmetries if config.replay.augment else None
-    optim = config.optim
-    b, t = config.selfplay.batch_size, config.selfplay.moves_per_iteration
-    minibatch = optim.minibatch_size // shards
-
-    def total(x: Array) -> Array:
-        return x if axis_name is None else jax.lax.psum(x, axis_name)
-
-    def own(key: Array) -> Array:
-        return key if axis_name is None else jax.random.fold_in(key, jax.lax.axis_index(axis_name))
+    learn = _make_learn(config, env, apply_fn, optimizer, axis_name, shards)
+    minibatch = config.optim.minibatch_size // shards
+    total, own = _over_devices(axis_name)
 
     def step(state: TrainState):
         key = jax.random.wrap_key_data(state.key)
@@ -362,11 +351,70 @@ def make_step(
         with jax.named_scope("selfplay"):  # tests read this scope's collectives: none
             sp, buffer, sums, moves = play(state.best_params, state.selfplay, ring, own(k_play))
         sums = jax.tree.map(total, sums)
-        written = sums["positions_written"].astype(jnp.int32)
         size = total(buffer.size)
         ready = size >= config.replay.min_size
+        params, opt_state, learned = learn(state.params, state.opt_state, buffer, ready, k_learn)
+        error_sum, error_count = _recent_value_error(
+            apply_fn, state.best_params, buffer, max(minibatch, 1)
+        )
+        value_error = total(error_sum) / jnp.maximum(total(error_count), 1.0)
+        written = sums["positions_written"].astype(jnp.int32)
+        positions = config.selfplay.batch_size * config.selfplay.moves_per_iteration
+        metrics = _metrics(config, env, state, sums, learned, ready, value_error) | {
+            "buffer_fill": size.astype(jnp.float32) / (buffer.capacity * shards),
+            FINITE: _finite(params, opt_state, learned, ready),
+        }
+        new_state = TrainState(
+            params=params,
+            best_params=state.best_params if config.gate.enabled else params,
+            opt_state=opt_state,
+            replay=buffer if axis_name is None else replay.unlocal(buffer),
+            selfplay=sp,
+            key=jax.random.key_data(key),
+            iteration=state.iteration + 1,
+            env_steps=state.env_steps + positions,
+            positions_written=state.positions_written + written,
+            updates=state.updates + ready.astype(jnp.int32) * config.optim.updates_per_iteration,
+        )
+        return new_state, metrics, moves
 
-        def learn(carry, k):
+    return step
+
+
+def _over_devices(axis_name: str | None) -> tuple[Callable, Callable]:
+    """``(total, own)``: a sum over the devices' axis, and a key folded with the device's
+    index; both the identity on one device (no axis)."""
+
+    def total(x: Array) -> Array:
+        return x if axis_name is None else jax.lax.psum(x, axis_name)
+
+    def own(key: Array) -> Array:
+        return key if axis_name is None else jax.random.fold_in(key, jax.lax.axis_index(axis_name))
+
+    return total, own
+
+
+def _make_learn(
+    config: Config,
+    env: Env,
+    apply_fn: networks.ApplyFn,
+    optimizer: optax.GradientTransformation,
+    axis_name: str | None,
+    shards: int,
+) -> Callable:
+    """``learn(params, opt_state, buffer, ready, key) -> (params, opt_state, metrics)``:
+    the K minibatch updates of an iteration (``lax.scan``), each kept only when the buffer
+    is ``ready`` (bool []); ``metrics`` [K] each."""
+    optim = config.optim
+    update = learner.make_update_fn(
+        apply_fn, optimizer, optim, axis_name, networks.value_transform(config.network)
+    )
+    symmetries = env.symmetries if config.replay.augment else None
+    minibatch = optim.minibatch_size // shards
+    own = _over_devices(axis_name)[1]
+
+    def learn(params, opt_state, buffer: replay.ReplayBuffer, ready: Array, key: Array):
+        def one(carry, k):
             params, opt_state = carry
             batch = replay.sample(buffer, own(k), minibatch, symmetries)
             new_params, new_opt_state, m = update(params, opt_state, batch)
@@ -377,52 +425,44 @@ def make_step(
             )
             return (params, opt_state), m
 
-        (params, opt_state), learn_metrics = jax.lax.scan(
-            learn,
-            (state.params, state.opt_state),
-            jax.random.split(k_learn, optim.updates_per_iteration),
-        )
+        keys = jax.random.split(key, optim.updates_per_iteration)
+        (params, opt_state), metrics = jax.lax.scan(one, (params, opt_state), keys)
+        return params, opt_state, metrics
 
-        error_sum, error_count = _recent_value_error(
-            apply_fn, state.best_params, buffer, max(minibatch, 1)
-        )
-        value_error = total(error_sum) / jnp.maximum(total(error_count), 1.0)
-        games = sums["games_finished"]
-        per_game = jnp.maximum(games, 1.0)
-        positions = jnp.float32(b * t)
-        readyf = ready.astype(jnp.float32)
-        metrics: Metrics = {
-            "policy_loss": learn_metrics["policy_loss"].mean() * readyf,
-            "value_loss": learn_metrics["value_loss"].mean() * readyf,
-            "policy_entropy": learn_metrics["policy_entropy"].mean() * readyf,
-            "grad_norm": learn_metrics["grad_norm"].mean() * readyf,
-            "kl_search_prior": sums["kl_search_prior_sum"] / positions,
-            "prior_entropy": sums["prior_entropy_sum"] / positions,
-            "search_entropy": sums["search_entropy_sum"] / positions,
-            "root_value": sums["root_value_sum"] / positions,
-            "value_error": value_error,
-            "games_finished": games,
-            "game_length": sums["game_length_sum"] / per_game,
-            "buffer_fill": size.astype(jnp.float32) / (buffer.capacity * shards),
-            "positions_written": (state.positions_written + written).astype(jnp.float32),
-            "updated": readyf,
-            FINITE: _finite(params, opt_state, learn_metrics, ready),
-        } | _outcome_metrics(env.num_players, sums, per_game)
-        new_state = TrainState(
-            params=params,
-            best_params=state.best_params if config.gate.enabled else params,
-            opt_state=opt_state,
-            replay=buffer if axis_name is None else replay.unlocal(buffer),
-            selfplay=sp,
-            key=jax.random.key_data(key),
-            iteration=state.iteration + 1,
-            env_steps=state.env_steps + b * t,
-            positions_written=state.positions_written + written,
-            updates=state.updates + ready.astype(jnp.int32) * optim.updates_per_iteration,
-        )
-        return new_state, metrics, moves
+    return learn
 
-    return step
+
+def _metrics(
+    config: Config,
+    env: Env,
+    state: TrainState,
+    sums: Metrics,
+    learned: Metrics,
+    ready: Array,
+    value_error: Array,
+) -> Metrics:
+    """The iteration's metrics from self-play's sums and the learner's [K] metrics (the
+    learner's zero until the buffer is ``ready``)."""
+    games = sums["games_finished"]
+    per_game = jnp.maximum(games, 1.0)
+    positions = jnp.float32(config.selfplay.batch_size * config.selfplay.moves_per_iteration)
+    readyf = ready.astype(jnp.float32)
+    written = sums["positions_written"].astype(jnp.int32)
+    return {
+        "policy_loss": learned["policy_loss"].mean() * readyf,
+        "value_loss": learned["value_loss"].mean() * readyf,
+        "policy_entropy": learned["policy_entropy"].mean() * readyf,
+        "grad_norm": learned["grad_norm"].mean() * readyf,
+        "kl_search_prior": sums["kl_search_prior_sum"] / positions,
+        "prior_entropy": sums["prior_entropy_sum"] / positions,
+        "search_entropy": sums["search_entropy_sum"] / positions,
+        "root_value": sums["root_value_sum"] / positions,
+        "value_error": value_error,
+        "games_finished": games,
+        "game_length": sums["game_length_sum"] / per_game,
+        "positions_written": (state.positions_written + written).astype(jnp.float32),
+        "updated": readyf,
+    } | _outcome_metrics(env.num_players, sums, per_game)
 
 
 def _finite(params, opt_state, learn_metrics: Metrics, ready: Array) -> Array:
