@@ -54,17 +54,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-import flax.linen as nn
 import jax
 import numpy as np
 from jax.experimental import multihost_utils
 
-from envs.core import Env
 from jaxzero.core import sharding
 from jaxzero.core.config import Config, config_to_dict, valid_keys
 from jaxzero.core.loop import Trainer, make_trainer, recorded
 from jaxzero.core.memory import check_memory
-from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.population import Population, make_population
 from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
 from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
@@ -405,8 +402,8 @@ def _prepare(
 ) -> tuple[Config, Trainer | Population, IO[bytes] | None]:
     """The config and trainer (or population) of the run, its directory ready on every
     process, and the lock process 0 holds on it (:func:`lock_run_dir`; the caller closes
-    it). ``given``: the env, network and search passed to :func:`train` (make_trainer's
-    keywords), a population's ``seeds`` and ``hyper``, and ``trust_code``."""
+    it). ``given``: a population's ``seeds`` and ``hyper``, and ``trust_code``, as passed
+    to :func:`train`."""
     if resume and is_population(run_dir) and given.get("seeds") is None:
         seeds, hyper = read_population(run_dir)
         given = given | {"seeds": seeds, "hyper": hyper}
@@ -484,25 +481,16 @@ def _ready(
 
 
 def _build(config: Config, given: dict[str, Any]) -> Trainer | Population:
-    """``make_trainer(config, ...)``, or ``make_population`` when ``given`` has seeds."""
-    env, network, search = given.get("env"), given.get("network"), given.get("search")
+    """``make_trainer(config)``, or ``make_population`` when ``given`` has seeds."""
     if given.get("seeds") is None:
-        return make_trainer(config, env=env, network=network, search=search)
-    return make_population(
-        config,
-        seeds=given["seeds"],
-        hyper=given.get("hyper"),
-        env=env,
-        network=network,
-        search=search,
-    )
+        return make_trainer(config)
+    return make_population(config, seeds=given["seeds"], hyper=given.get("hyper"))
 
 
 def _check_trusted(run_dir: Path, config: Config, given: dict[str, Any]) -> None:
     """RunDirError when the run's config names code that ``given`` does not trust."""
-    passed = [name for name in ("env", "network", "search") if given.get(name) is not None]
     try:
-        check_trusted(config, run_dir / CONFIG_FILE, trust_code=given["trust_code"], given=passed)
+        check_trusted(config, run_dir / CONFIG_FILE, trust_code=given["trust_code"])
     except UntrustedCode as error:
         raise RunDirError(str(error)) from None
 
@@ -593,9 +581,6 @@ def train(
     on_log: Callable[[dict[str, float]], None] | None = None,
     hooks: Sequence[Hook] = (),
     trainer: Trainer | Population | None = None,
-    env: Env | None = None,
-    network: nn.Module | None = None,
-    search: SearchPolicy | None = None,
     seeds: Sequence[int] | None = None,
     hyper: Mapping[str, Sequence[float] | float] | None = None,
     trust_code: TrustCode = False,
@@ -618,14 +603,14 @@ def train(
         hooks: hooks of your own (:class:`~jaxzero.run.hooks.Hook`); they take their
             turn after the driver's own (:func:`standard_hooks`) and its checkpoint,
             before the stop hooks; one may end the run by setting ``step.stop``.
-        trainer: ``make_trainer(config)`` already built (and compiled) by the caller, to
-            share between runs of one config (``config`` may then be omitted).
-        env: a custom game, as :func:`~jaxzero.core.loop.make_trainer` takes it.
-        network: a custom network module, likewise.
-        search: a custom search policy, likewise. The run's config.json records ``env``,
-            ``network`` and ``search`` by name, so that ``load_agent``, ``play`` and
-            ``eval`` rebuild them where importable, and a resumed run needs them again
-            only where not.
+        trainer: the :class:`~jaxzero.core.loop.Trainer` or
+            :class:`~jaxzero.core.population.Population` to train, built by the caller:
+            with a custom game, network or search policy
+            (``make_trainer(config, env=..., network=..., search=...)``), or to share one
+            compiled trainer between runs of one config (``config`` may then be omitted).
+            The run's config.json records a custom env, network and search by name, so
+            that ``load_agent``, ``play`` and ``eval`` rebuild them where importable, and a
+            resumed run needs them again (a trainer) only where not.
         seeds: train a population (:func:`~jaxzero.core.population.make_population`),
             one member per seed, as one compiled program; the run directory then holds
             each member as ``RUN/members/K`` (:mod:`jaxzero.run.members`). A resumed
@@ -635,7 +620,7 @@ def train(
             ``module:attribute`` game, network or search function): True trusts whoever
             wrote it, a collection allows those import paths alone. By default a resumed
             run's config names code only by registered names (:mod:`jaxzero.core.trust`),
-            or the objects are passed (``env``, ``network``, ``search``).
+            or a ``trainer`` built with the objects is passed.
 
     Returns:
         A ``TrainResult``: ``run_dir``, ``iterations`` (the run's total when it stopped),
@@ -656,8 +641,7 @@ def train(
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
-    given: dict[str, Any] = {"env": env, "network": network, "search": search}
-    given |= {"seeds": seeds, "hyper": hyper, "trust_code": trust_code}
+    given: dict[str, Any] = {"seeds": seeds, "hyper": hyper, "trust_code": trust_code}
     config, trainer, lock = _prepare(run_dir, config, resume, force, trainer, given)
     if iterations is None and seconds is None:
         iterations = config.train.iterations
