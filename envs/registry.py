@@ -150,24 +150,7 @@ def _resolve(factory: Factory | str, spec: str) -> Factory:
 
 def _import(path: str, spec: str) -> Factory:
     """The Env subclass or factory that ``"module:attribute"`` names (``spec`` for errors)."""
-    module_name, _, attribute = path.partition(":")
-    if not module_name or not attribute:
-        raise ValueError(
-            f"{path!r} is not an import path: write module:attribute, e.g. mygames.connect3:"
-            "ConnectThree"
-        )
-    module = _import_module(module_name, spec)
-    target: Any = module
-    for name in attribute.split("."):
-        if not hasattr(target, name):
-            games = sorted(
-                n
-                for n, v in vars(module).items()
-                if isinstance(v, type) and issubclass(v, Env) and v.__module__ == module.__name__
-            )
-            listed = f"; its Env classes: {', '.join(games)}" if games else ""
-            raise ValueError(f"module {module_name!r} has no attribute {attribute!r}{listed}")
-        target = getattr(target, name)
+    target = load_path(path, f"game {spec!r}", missing=_env_classes)
     if isinstance(target, type) and not issubclass(target, Env):
         raise ValueError(f"{path!r} is a class but not an envs.Env subclass")
     if not callable(target):
@@ -178,7 +161,56 @@ def _import(path: str, spec: str) -> Factory:
     return target
 
 
-def _import_module(name: str, spec: str) -> Any:
+def _env_classes(module: Any) -> str:
+    """The Env classes ``module`` defines, as the end of a missing attribute's error."""
+    games = sorted(
+        n
+        for n, v in vars(module).items()
+        if isinstance(v, type) and issubclass(v, Env) and v.__module__ == module.__name__
+    )
+    return f"; its Env classes: {', '.join(games)}" if games else ""
+
+
+def load_path(path: str, what: str, missing: Callable[[Any], str] | None = None) -> Any:
+    """The object an import path ``"module:attribute"`` names (the attribute possibly
+    dotted, ``"mod:Class.rule"``): the one loader of a game, a network or a search rule.
+
+    The module is imported as Python would, with the working directory as a last resort,
+    so that ``jaxzero train mygames.connect3:ConnectThree`` finds a file beside the user.
+
+    Args:
+        path: the import path.
+        what: what the path is for, starting each error (``"game 'x:Y'"``, ``"search.kind"``).
+        missing: given the module, more words for the error of a missing attribute.
+
+    Returns:
+        The object.
+
+    Raises:
+        ValueError: one line saying why it cannot be loaded and what to do.
+    """
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(
+            f"{what}: {path!r} is not an import path: write module:attribute, e.g. "
+            "mygames.connect3:ConnectThree"
+        )
+    if "<" in attribute or module_name == "__main__":
+        raise ValueError(
+            f"{what}: {path} cannot be imported by another process (a lambda, a partial, or "
+            "defined in a function or a script); define it at the top level of a module"
+        )
+    module = _import_module(module_name, what)
+    target: Any = module
+    for name in attribute.split("."):
+        if not hasattr(target, name):
+            more = missing(module) if missing is not None else ""
+            raise ValueError(f"{what}: module {module_name!r} has no attribute {attribute!r}{more}")
+        target = getattr(target, name)
+    return target
+
+
+def _import_module(name: str, what: str) -> Any:
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as error:
@@ -186,20 +218,20 @@ def _import_module(name: str, spec: str) -> Any:
         itself = name == missing or name.startswith(missing + ".")
         cwd = os.getcwd()
         if itself and cwd not in sys.path and "" not in sys.path:
-            sys.path.append(cwd)
-            return _import_module(name, spec)
+            sys.path.append(cwd)  # a file beside the user, as `python -m` would find it
+            return _import_module(name, what)
         if itself:
             raise ValueError(
-                f"game {spec!r}: no module named {missing!r} here or in the environment: run "
+                f"{what}: no module named {missing!r} here or in the environment: run "
                 "from the folder that holds it, add that folder to PYTHONPATH, or install "
                 "its package"
             ) from None
-        raise ValueError(f"game {spec!r}: importing {name!r} failed: {error}") from error
+        raise ValueError(f"{what}: importing {name!r} failed: {error}") from error
     except (ImportError, SyntaxError) as error:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise ValueError(f"game {spec!r}: importing {name!r} failed: {first_line}") from error
+        raise ValueError(f"{what}: importing {name!r} failed: {first_line}") from error
     except (SystemExit, Exception) as error:  # the module's own code, run on import
-        raise ValueError(f"game {spec!r}: importing {name!r} {import_failure(error)}") from None
+        raise ValueError(f"{what}: importing {name!r} {import_failure(error)}") from None
 
 
 def import_failure(error: BaseException) -> str:
