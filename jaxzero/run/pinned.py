@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -95,7 +95,8 @@ def run_pinned(
     """
     free = cpu_groups(jobs)
     names = [str(i) for i in range(len(commands))] if names is None else names
-    waiting, running = list(range(len(commands))), {}
+    waiting = list(range(len(commands)))
+    running: dict[subprocess.Popen, tuple[int, list[int]]] = {}  # process -> (command, CPUs)
     try:
         while waiting or running:
             while waiting and free:
@@ -113,7 +114,7 @@ def run_pinned(
             process.kill()
 
 
-def _wait_any(running: dict[subprocess.Popen, object]) -> subprocess.Popen:
+def _wait_any(running: Mapping[subprocess.Popen, object]) -> subprocess.Popen:
     while True:
         for process in running:
             if process.poll() is not None:
