@@ -5,9 +5,9 @@
 selection, since a ``lax.cond`` on the depth becomes a select under ``vmap``), the
 expansion of one leaf, and a backup (a second vmapped ``while_loop``, which under ``vmap``
 selects between the old and the new tree, all of it, at every level). Both loops run as
-many iterations as the deepest path in the batch, and on a CPU each iteration costs about
-as much as its arithmetic, so with sharp priors (deep trees) the loops cost a third of
-self-play. Here, for the same ``mctx.Tree``:
+many iterations as the deepest path in the batch, so with sharp priors (deep trees) they
+are much of self-play's time (docs/benchmarks.md, "The search loop"). Here, for the same
+``mctx.Tree``:
 
 * the root's action is chosen once, before the traversal, which then runs the interior
   selection only, and records the path: nodes and actions, [B, D] each, one entry per
@@ -279,9 +279,9 @@ def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_select
     the edge to expand is ``(parent, action)``, the ``length`` edges taken are
     ``path[:, d] --path_actions[:, d]-->`` for ``d < length``, and ``path[:, length - 1]``
     is ``parent``. Every level's selection gets the same ``keys`` [B]: mctx splits a key
-    per level, but none of its selections reads it, and a split per level costs PUCT
-    about a tenth of its search loop on a CPU (docs/benchmarks.md). A selection that
-    wants randomness per level derives it from its key and ``depth``.
+    per level, but none of its selections reads it, and the split costs time at every
+    level (docs/benchmarks.md, "No key split per level"). A selection that wants
+    randomness per level derives it from its key and ``depth``.
     """
     batch = keys.shape[0]
     rows = jnp.arange(batch)
@@ -346,9 +346,8 @@ def backup(tree: Tree, leaf: Array, length: Array, path: Array, path_actions: Ar
     One loop iteration per level of the deepest path in the batch, from the bottom up, each
     writing B entries per field (a path that is shorter writes to index N, out of bounds,
     which the scatters drop). mctx's vmapped ``while_loop`` instead selects between the old
-    and the new tree, all of it, at every level; a loop-free backup over all D levels costs
-    O(B·D) scatters per simulation however shallow the tree (docs/benchmarks.md). The
-    arithmetic is mctx's, in its order: ``G_d = r_d + γ_d · G_(d+1)`` from
+    and the new tree, all of it, at every level (docs/benchmarks.md, "A backup that costs
+    what the path costs"). The arithmetic is mctx's, in its order: ``G_d = r_d + γ_d · G_(d+1)`` from
     ``G_length = value(leaf)``, each path node's value the running mean of its returns,
     each edge's value its child's new value."""
     batch = path.shape[0]

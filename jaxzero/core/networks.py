@@ -71,10 +71,10 @@ def conv_general_dilated(
     """``lax.conv_general_dilated`` with the same forward and the same gradients, written
     so that XLA computes the gradients fast inside a loop.
 
-    XLA on CPU runs a convolution's gradients ~7-14x slower inside a while loop (the
-    learner's ``lax.scan`` of K updates) than in straight-line code, while forward
-    convolutions, slices and matmuls run at full speed in both
-    (``benchmarks/learner_step.py``). So the backward pass here is made of those: the
+    On a CPU, XLA runs a convolution's gradients far slower inside a while loop (the
+    learner's ``lax.scan`` of K updates) than in straight-line code, and forward
+    convolutions, slices and matmuls at full speed in both (docs/benchmarks.md, "Learner
+    step"). So the backward pass here is made of those: the
     input gradient is a forward convolution of the output gradient with the kernel turned
     180° (I/O swapped), the kernel gradient a sum of matmuls over shifted input slices.
     Covers what our networks use (NHWC inputs, HWIO kernels, stride 1, no dilation or
@@ -401,8 +401,8 @@ class SymmetryAveraged:
     values. The result is exactly equivariant: the average for a transformed position is
     the transformed average. Index tables are tuples, so two wrappers of one network and
     group are equal and share their compiled functions. The mixture rather than the mean of
-    the logits: the usual choice, and the better one measured (docs/results.md, "the agent
-    averages its network over the mirror image").
+    the logits: the usual choice (the two compared: docs/results.md, "Connect Four: the
+    agent averages its network over the mirror image").
     """
 
     apply_fn: ApplyFn
