@@ -347,9 +347,9 @@ def backup(tree: Tree, leaf: Array, length: Array, path: Array, path_actions: Ar
     writing B entries per field (a path that is shorter writes to index N, out of bounds,
     which the scatters drop). mctx's vmapped ``while_loop`` instead selects between the old
     and the new tree, all of it, at every level (docs/benchmarks.md, "A backup that costs
-    what the path costs"). The arithmetic is mctx's, in its order: ``G_d = r_d + γ_d · G_(d+1)`` from
-    ``G_length = value(leaf)``, each path node's value the running mean of its returns,
-    each edge's value its child's new value."""
+    what the path costs"). The arithmetic is mctx's, in its order:
+    ``G_d = r_d + γ_d · G_(d+1)`` from ``G_length = value(leaf)``, each path node's value the
+    running mean of its returns, each edge's value its child's new value."""
     batch = path.shape[0]
     rows = jnp.arange(batch)
     num_nodes = tree.node_values.shape[1]
