@@ -11,7 +11,7 @@ colour in a row (e.g. after a handicap); the engine then inserts a pass for the 
 colour, unless that pass would end the game, in which case the command is refused.
 
 The referee side (two GTP engines driven through a game, e.g. against GNU Go) is
-benchmark code: ``benchmarks/gtp_referee.py``.
+a tool outside the package: ``tools/gtp_referee.py``.
 """
 
 from __future__ import annotations
