@@ -42,7 +42,9 @@ import time
 from pathlib import Path
 
 from child_env import child_env
-from toy import TOY_RUN
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # tools/ modules, as scripts
+from toy import TOY_RUN  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -44,9 +44,9 @@ chance, enumerated (above)      ``num_chance_outcomes > 0``  0: ``chance_probs``
 hidden information              ``has_hidden_information``   False: ``resample_hidden`` returns
                                                              the state itself
 symmetries                      ``symmetries``               the trivial group (identity only)
-text notation                   ``action_to_text``,          action numbers; ``render`` raises
-                                ``text_to_action``,          TypeError
-                                ``render``
+text notation                   ``action_to_text``,          action numbers; ``render`` shows
+                                ``text_to_action``,          whose move it is and the legal
+                                ``render``                   moves
 ==============================  ===========================  ===================================
 
 Hidden information (optional). A game in which the mover does not see everything (the

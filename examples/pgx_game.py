@@ -62,8 +62,9 @@ def main() -> None:
             + "".join(f"  {k.removeprefix('eval/')} {v:.2f}" for k, v in scores.items())
         )
 
+    trainer = jaxzero.make_trainer(config, env=env)
     result = jaxzero.train(
-        args.out, config, env=env, iterations=iterations, force=args.force, on_log=log
+        args.out, trainer=trainer, iterations=iterations, force=args.force, on_log=log
     )
     print(f"{result.iterations} iterations in {result.seconds:.0f} s; the run is in {args.out}")
     print(f"play it: jaxzero play --checkpoint {args.out}")

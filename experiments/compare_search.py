@@ -13,11 +13,11 @@
    Each arm (search kind, simulations) is one population run of all its seeds
    (:func:`jaxzero.make_population`: one process, one compiled program) through the
    library's driver (:func:`jaxzero.run.driver.train`) with a measuring hook,
-   :class:`jaxzero.run.share_probe.ShareProbe`, that keeps the training clock (wall time
+   :class:`experiments.share_probe.ShareProbe`, that keeps the training clock (wall time
    less its checks and the first, compiling iteration) and stops the run (``step.stop``)
    when it is spent: ``train_seconds`` per seed, the compute of that many single runs.
    PUCT and Gumbel stay two programs (their searches differ in code). ``--jobs N`` runs N
-   arms at a time, each process pinned to its own CPUs (:mod:`jaxzero.run.pinned`).
+   arms at a time, each process pinned to its own CPUs (:mod:`experiments.pinned`).
 
 Output (``--out``): ``policy_improvement.csv``, ``optimal_share.csv``,
 ``optimal_difference.csv``, ``training.csv``, PNGs and ``results.md`` with a verdict per
@@ -44,7 +44,9 @@ from typing import Any
 import jax
 
 from experiments import compare_search_report as report
+from experiments import pinned
 from experiments.compare_search_report import KINDS, read_csv
+from experiments.share_probe import ShareProbe
 from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
 from jaxzero.measure.games import game_extras, solved_games
@@ -52,11 +54,9 @@ from jaxzero.measure.match import play_match
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.probes import make_judge
-from jaxzero.run import pinned
 from jaxzero.run.agent import Agent, load_agent, parse_settings
 from jaxzero.run.compile_cache import enable_compile_cache
 from jaxzero.run.driver import train
-from jaxzero.run.share_probe import ShareProbe
 
 ROOT = Path(__file__).resolve().parents[1]  # the pinned runs' working directory
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from experiments import share_probe
 from jaxzero.measure.probes import optimal_share
 from jaxzero.measure.statistics import mean_interval, paired_difference, welch_difference
-from jaxzero.run import share_probe
 
 Rows = list[dict[str, Any]]
 KINDS = ("puct", "gumbel")  # the two arms of this study (search.kind names)

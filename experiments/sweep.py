@@ -15,7 +15,7 @@ its seeds as one population (:func:`jaxzero.make_population`, one compiled progr
 ``OUT/aARM``, seed k's run being ``OUT/aARM/members/K``, with the library's driver:
 ``--jobs 1`` in this process, ``--jobs N`` as N ``jaxzero train --seeds`` processes at a
 time, each pinned to CPUs of its own (single-threaded XLA on one CPU;
-:mod:`jaxzero.run.pinned`). ``--seconds`` is per seed: an arm of P seeds trains P times as
+:mod:`experiments.pinned`). ``--seconds`` is per seed: an arm of P seeds trains P times as
 long, the compute of P single runs. A run directory that exists is refused, never
 overwritten.
 
@@ -40,12 +40,12 @@ from typing import Any
 import jax
 import numpy as np
 
+from experiments import pinned
 from jaxzero.core.config import apply_overrides, parse_key_values
 from jaxzero.core.presets import get_preset
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.statistics import wilson_interval
-from jaxzero.run import pinned
 from jaxzero.run.agent import load_agent
 from jaxzero.run.compile_cache import enable_compile_cache
 from jaxzero.run.driver import train

@@ -155,7 +155,7 @@ def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array
 
 def format_root(root: RootAnalysis, env: Env) -> str:
     """A table of the legal moves, most visited first: prior, visits, Q, search policy."""
-    width = max(4, *(len(env.action_to_text(a)) for a in np.flatnonzero(root.legal)))
+    width = max(4, *(len(env.action_to_text(a)) for a in np.flatnonzero(root.legal).tolist()))
     lines = [
         f"network value {root.network_value:+.3f}   search value {root.search_value:+.3f}",
         f"{'move':<{width}}  {'prior':>6}  {'visits':>6}  {'Q':>7}  {'policy':>6}",

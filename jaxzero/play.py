@@ -30,7 +30,7 @@ def _batch(state: State) -> State:
 
 def legal_moves(env: Env, state: State) -> list[str]:
     mask = np.asarray(state.legal_action_mask)
-    return [env.action_to_text(a) for a in np.flatnonzero(mask)]
+    return [env.action_to_text(a) for a in np.flatnonzero(mask).tolist()]
 
 
 def join_moves(moves: list[str]) -> str:

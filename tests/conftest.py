@@ -21,7 +21,8 @@ from jaxzero.core.presets import PRESETS
 from jaxzero.run import compile_cache
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmark modules (gtp_referee, ...) as scripts
+sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmark modules (measuring_share, ...) as scripts
+sys.path.insert(0, str(ROOT / "tools"))  # tools (gtp_referee, ...) as scripts
 
 # JAX's persistent compilation cache (jaxzero.run.compile_cache) for the whole suite: the
 # pytest workers and the `jaxzero` processes the tests start compile many identical

@@ -1,5 +1,5 @@
 """Chance in the search: by default a tree edge keeps the chance outcome it first sampled
-(benchmarks/chance_bias.py measures what that costs); explicit chance nodes
+(experiments/chance_bias.py measures what that costs); explicit chance nodes
 (search.chance_nodes) average the outcomes by their probabilities."""
 
 import sys
@@ -18,7 +18,7 @@ from jaxzero.core.loop import check_game_fits
 from jaxzero.core.policies import make_search
 from jaxzero.core.presets import get_preset
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 
 import chance_bias  # noqa: E402
 

@@ -125,3 +125,17 @@ def test_network_args_round_trip_as_a_json_object():
     data = config_lib.config_to_dict(config)
     assert data["network"]["args"] == {"d": (1, 2), "width": 8}
     assert config_lib.config_from_dict(data) == config
+
+
+def test_flatten_names_leaves_by_their_path_and_unflatten_undoes_it():
+    tree = {"optim": {"learning_rate": 0.1, "schedule": {}}, "seed": 3}
+    flat = config_lib.flatten(tree)
+    assert flat == {("optim", "learning_rate"): 0.1, ("seed",): 3}  # the empty section dropped
+    assert config_lib.flatten(tree, sep=".") == {"optim.learning_rate": 0.1, "seed": 3}
+    kept = config_lib.flatten(tree, keep_empty=True)
+    assert kept[("optim", "schedule")] == {}
+    assert config_lib.unflatten(kept) == tree
+    assert config_lib.unflatten(config_lib.flatten(tree, sep="."), sep=".") == {
+        "optim": {"learning_rate": 0.1},
+        "seed": 3,
+    }

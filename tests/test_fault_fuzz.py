@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from jaxzero.core import config as config_lib
 from jaxzero.core import presets
 from jaxzero.core.config import config_to_dict
-from jaxzero.run import config_file
 from jaxzero.run.agent_files import read_facts
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.driver import RunDirError, prepare_run_dir
@@ -204,7 +203,7 @@ def test_any_setting_is_taken_with_its_meaning_or_refused_in_one_line(changes):
             assert "\n" not in str(error).strip()
             continue
         assert 0 <= config.seed < 2**32
-        flat = config_file.flatten(config_to_dict(config))
+        flat = config_lib.flatten(config_to_dict(config))
         numbers = [v for v in flat.values() if isinstance(v, float)]
         assert all(math.isfinite(v) for v in numbers)
         noise = config.search.dirichlet_fraction > 0

@@ -142,3 +142,16 @@ def test_a_depth_cutoff_reexpands_as_mctx_does():
     )
     assert int(jnp.max(ours.node_visits[:, 0])) == SIMULATIONS + 1
     _assert_same(ours, theirs)
+
+
+def test_a_recurrent_function_of_the_wrong_shape_fails_at_trace_time():
+    """A value [B, 1] where the contract says [B] is named when the search is traced, not
+    broadcast into the tree."""
+    _, root, recurrent_fn, invalid = _roots("tic_tac_toe")
+
+    def columns(params, key, action, embedding):
+        step, embedding = recurrent_fn(params, key, action, embedding)
+        return step.replace(value=step.value[:, None]), embedding
+
+    with pytest.raises(AssertionError, match="shape"):
+        mcts.puct_policy(None, jax.random.key(0), root, columns, 2, invalid_actions=invalid)

@@ -1,4 +1,4 @@
-"""jaxzero.run.pinned: commands run at once, each on CPUs of its own."""
+"""experiments/pinned.py: commands run at once, each on CPUs of its own."""
 
 import os
 import subprocess
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxzero.run import pinned
+from experiments import pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 AFFINITY = "import os; print(sorted(os.sched_getaffinity(0)), os.environ.get('XLA_FLAGS', ''))"

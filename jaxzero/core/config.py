@@ -692,3 +692,37 @@ def config_from_dict(data: dict[str, Any]) -> Config:
     """Inverse of :func:`config_to_dict`; missing keys take their defaults, unknown keys
     raise ValueError. (Run directories' older layouts: ``jaxzero.run.config_file``.)"""
     return _from_dict(Config, data, "")
+
+
+def flatten(
+    tree: Mapping[str, Any], *, sep: str | None = None, keep_empty: bool = False
+) -> dict[Any, Any]:
+    """Nested mappings as one level: ``{"optim": {"learning_rate": x}}`` ->
+    ``{("optim", "learning_rate"): x}``, or with ``sep="."`` ``{"optim.learning_rate": x}``
+    (``flax.traverse_util.flatten_dict``'s convention). Keys are named by ``str``. An empty
+    mapping is dropped, or with ``keep_empty`` a leaf of its own."""
+    flat: dict[Any, Any] = {}
+
+    def walk(node: Mapping[str, Any], path: tuple[str, ...]) -> None:
+        for key, value in node.items():
+            here = (*path, str(key))
+            if isinstance(value, Mapping) and (value or not keep_empty):
+                walk(value, here)
+            else:
+                flat[here if sep is None else sep.join(here)] = value
+
+    walk(tree, ())
+    return flat
+
+
+def unflatten(flat: Mapping[Any, Any], *, sep: str | None = None) -> dict[str, Any]:
+    """:func:`flatten` undone: ``{("optim", "learning_rate"): x}`` (or ``"optim.learning_rate"``
+    with ``sep="."``) -> ``{"optim": {"learning_rate": x}}``."""
+    tree: dict[str, Any] = {}
+    for key, value in flat.items():
+        *sections, name = key if sep is None else key.split(sep)
+        node = tree
+        for section in sections:
+            node = node.setdefault(section, {})
+        node[name] = value
+    return tree

@@ -5,9 +5,9 @@
 selection, since a ``lax.cond`` on the depth becomes a select under ``vmap``), the
 expansion of one leaf, and a backup (a second vmapped ``while_loop``, which under ``vmap``
 selects between the old and the new tree, all of it, at every level). Both loops run as
-many iterations as the deepest path in the batch, and on a CPU each iteration costs about
-as much as its arithmetic, so with sharp priors (deep trees) the loops cost a third of
-self-play. Here, for the same ``mctx.Tree``:
+many iterations as the deepest path in the batch, so with sharp priors (deep trees) they
+are much of self-play's time (docs/benchmarks.md, "The search loop"). Here, for the same
+``mctx.Tree``:
 
 * the root's action is chosen once, before the traversal, which then runs the interior
   selection only, and records the path: nodes and actions, [B, D] each, one entry per
@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any, TypeVar, dataclass_transform
 
 import chex
 import jax
@@ -74,9 +75,17 @@ from jaxzero.core.sharding import most_over_members
 Array = jax.Array
 # (key [B], tree, node [B], depth [B]) -> action int32 [B]; mctx's unbatched signature, vmapped
 Selection = Callable[[Array, Tree, Array, Array], Array]
+T = TypeVar("T")
 
 
-@chex.dataclass(frozen=True)
+@dataclass_transform(frozen_default=True)
+def _pytree_dataclass(cls: type[T]) -> type[T]:
+    """``chex.dataclass(frozen=True)``, declared a dataclass to mypy: chex ships no types,
+    so without it the fields are not the constructor's keywords."""
+    return chex.dataclass(frozen=True)(cls)
+
+
+@_pytree_dataclass
 class ChanceEmbedding:
     """A node of a search with explicit chance nodes: a decision node holds its position;
     a chance node (a move whose chance event is still to come) holds the position the
@@ -167,6 +176,7 @@ def subtree(tree: Tree, action: Array, keep: int) -> Tree:
     membership costs log2 N gathers, and renumbering is a cumulative sum (parents keep
     smaller numbers than their children)."""
     batch, num_nodes = tree.node_visits.shape
+    chex.assert_shape(action, (batch,))
     rows = jnp.arange(batch)[:, None]
     nodes = jnp.arange(num_nodes, dtype=jnp.int32)
     child = tree.children_index[rows[:, 0], Tree.ROOT_INDEX, action]  # [B], -1 unexpanded
@@ -269,9 +279,9 @@ def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_select
     the edge to expand is ``(parent, action)``, the ``length`` edges taken are
     ``path[:, d] --path_actions[:, d]-->`` for ``d < length``, and ``path[:, length - 1]``
     is ``parent``. Every level's selection gets the same ``keys`` [B]: mctx splits a key
-    per level, but none of its selections reads it, and a split per level costs PUCT
-    about a tenth of its search loop on a CPU (docs/benchmarks.md). A selection that
-    wants randomness per level derives it from its key and ``depth``. Under a population's
+    per level, but none of its selections reads it, and the split costs time at every
+    level (docs/benchmarks.md, "No key split per level"). A selection that wants
+    randomness per level derives it from its key and ``depth``. Under a population's
     vmap (``member_axis``) the loop runs until every member's trees are done.
     """
     batch = keys.shape[0]
@@ -280,6 +290,7 @@ def traverse(keys: Array, tree: Tree, root_selection: Selection, interior_select
     node = jnp.full((batch,), Tree.ROOT_INDEX, jnp.int32)
     depth = jnp.zeros((batch,), jnp.int32)  # edges taken before this level
     action = root_selection(keys, tree, node, depth)
+    chex.assert_shape(action, (batch,))
     path = jnp.zeros((batch, max_depth), jnp.int32)
     path_actions = jnp.zeros((batch, max_depth), jnp.int32).at[:, 0].set(action)
     child = tree.children_index[rows, node, action]
@@ -315,6 +326,9 @@ def expand(params, key: Array, tree: Tree, recurrent_fn, parent: Array, action: 
     rows = jnp.arange(parent.shape[0])
     embedding = jax.tree.map(lambda x: x[rows, parent], tree.embeddings)
     step, embedding = recurrent_fn(params, key, action, embedding)
+    width = tree.children_prior_logits.shape[2]  # A, or A + C with chance nodes
+    chex.assert_shape(step.prior_logits, (parent.shape[0], width))
+    chex.assert_shape([step.value, step.reward, step.discount], parent.shape)
     return tree.replace(
         children_prior_logits=tree.children_prior_logits.at[rows, node].set(step.prior_logits),
         raw_values=tree.raw_values.at[rows, node].set(step.value),
@@ -342,11 +356,10 @@ def backup(
     One loop iteration per level of the deepest path in the batch, from the bottom up, each
     writing B entries per field (a path that is shorter writes to index N, out of bounds,
     which the scatters drop). mctx's vmapped ``while_loop`` instead selects between the old
-    and the new tree, all of it, at every level; a loop-free backup over all D levels costs
-    O(B·D) scatters per simulation however shallow the tree (docs/benchmarks.md). The
-    arithmetic is mctx's, in its order: ``G_d = r_d + γ_d · G_(d+1)`` from
-    ``G_length = value(leaf)``, each path node's value the running mean of its returns,
-    each edge's value its child's new value."""
+    and the new tree, all of it, at every level (docs/benchmarks.md, "A backup that costs
+    what the path costs"). The arithmetic is mctx's, in its order:
+    ``G_d = r_d + γ_d · G_(d+1)`` from ``G_length = value(leaf)``, each path node's value the
+    running mean of its returns, each edge's value its child's new value."""
     batch = path.shape[0]
     rows = jnp.arange(batch)
     num_nodes = tree.node_values.shape[1]
@@ -416,6 +429,8 @@ def search(
     names the vmapped population axis the search runs under, if any
     (:func:`jaxzero.core.sharding.most_over_members`)."""
     batch, num_actions = root.prior_logits.shape
+    chex.assert_shape(root.value, (batch,))
+    chex.assert_shape(invalid_actions, (batch, num_actions))
     rows = jnp.arange(batch)
     if chance_outcomes:
         if tree is not None:
@@ -426,6 +441,7 @@ def search(
         invalid_actions = jnp.pad(invalid_actions, pad, constant_values=True)
         root_selection = _on_decisions(root_selection, num_actions)
         interior_selection = chance_selection(interior_selection, num_actions)
+    first: int | Array  # the slot of the search's first new node: int, or [B] in a carried tree
     if tree is None:
         tree = instantiate(root, num_simulations, invalid_actions, extra_data)
         first = 1  # node 0 is the root: simulation s creates node s + 1
@@ -532,7 +548,7 @@ def puct_policy(
     return mctx.PolicyOutput(action=action, action_weights=weights, search_tree=tree)
 
 
-@chex.dataclass(frozen=True)
+@_pytree_dataclass
 class GumbelReuseData:
     """A Gumbel search's root data over a carried tree: the noise and the root's visits
     before this search (int32 [B, A]), which sequential halving does not count."""
@@ -576,7 +592,7 @@ def gumbel_policy(
     key, k_gumbel = jax.random.split(key)
     logits = root.prior_logits
     gumbel = gumbel_scale * jax.random.gumbel(k_gumbel, logits.shape, logits.dtype)
-    settings = dict(
+    settings: dict[str, Any] = dict(
         num_simulations=num_simulations,
         max_num_considered_actions=max_num_considered_actions,
         qtransform=qtransform,

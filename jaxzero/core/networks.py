@@ -24,9 +24,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -60,22 +61,29 @@ class ApplyFn(Protocol):
         ...
 
 
-def conv_general_dilated(lhs, rhs, window_strides, padding, **options) -> jax.Array:
+def conv_general_dilated(
+    lhs: jax.Array,
+    rhs: jax.Array,
+    window_strides: Sequence[int],
+    padding: str | Sequence[tuple[int, int]],
+    **options: Any,
+) -> jax.Array:
     """``lax.conv_general_dilated`` with the same forward and the same gradients, written
     so that XLA computes the gradients fast inside a loop.
 
-    XLA on CPU runs a convolution's gradients ~7-14x slower inside a while loop (the
-    learner's ``lax.scan`` of K updates) than in straight-line code, while forward
-    convolutions, slices and matmuls run at full speed in both
-    (``benchmarks/learner_step.py``). So the backward pass here is made of those: the
+    On a CPU, XLA runs a convolution's gradients far slower inside a while loop (the
+    learner's ``lax.scan`` of K updates) than in straight-line code, and forward
+    convolutions, slices and matmuls at full speed in both (docs/benchmarks.md, "Learner
+    step"). So the backward pass here is made of those: the
     input gradient is a forward convolution of the output gradient with the kernel turned
     180° (I/O swapped), the kernel gradient a sum of matmuls over shifted input slices.
     Covers what our networks use (NHWC inputs, HWIO kernels, stride 1, no dilation or
     groups); anything else is plain ``lax.conv_general_dilated``.
     """
-    conv = functools.partial(
-        lax.conv_general_dilated, window_strides=window_strides, padding=padding, **options
-    )
+
+    def conv(x: jax.Array, kernel: jax.Array) -> jax.Array:
+        return lax.conv_general_dilated(x, kernel, window_strides, padding, **options)
+
     nhwc = lax.conv_dimension_numbers(lhs.shape, rhs.shape, ("NHWC", "HWIO", "NHWC"))
     plain = (
         lhs.ndim == 4
@@ -159,7 +167,8 @@ class ResNet(nn.Module):
         self, observation: jax.Array, value_logits: bool = False
     ) -> tuple[jax.Array, jax.Array]:
         x = observation.astype(jnp.float32)  # [B, H, W, C]
-        conv, dense = (functools.partial(m, dtype=self.dtype) for m in (self.conv, nn.Dense))
+        conv = functools.partial(self.conv, dtype=self.dtype)
+        dense = functools.partial(nn.Dense, dtype=self.dtype)
         x = nn.relu(nn.LayerNorm(dtype=self.dtype)(conv(self.channels, (3, 3))(x)))
         for _ in range(self.num_blocks):
             x = ResidualBlock(self.channels, self.conv, self.dtype)(x)
@@ -173,7 +182,7 @@ class ResNet(nn.Module):
         v = nn.relu(conv(self.value_channels, (1, 1))(x))
         v = dense(self.value_hidden or self.channels)(v.reshape(v.shape[0], -1))
         v = nn.relu(v)
-        return logits.astype(jnp.float32), _value_head(v, dense, self.value, value_logits)
+        return _logits(logits, self.num_actions), _value_head(v, dense, self.value, value_logits)
 
 
 class MLP(nn.Module):
@@ -194,7 +203,13 @@ class MLP(nn.Module):
         for _ in range(self.num_layers):
             x = nn.relu(nn.LayerNorm(dtype=self.dtype)(dense(self.hidden_size)(x)))
         logits = dense(self.num_actions)(x)  # [B, A]
-        return logits.astype(jnp.float32), _value_head(x, dense, self.value, value_logits)
+        return _logits(logits, self.num_actions), _value_head(x, dense, self.value, value_logits)
+
+
+def _logits(logits: jax.Array, num_actions: int) -> jax.Array:
+    """The policy head's output as the contract has it: float32 [B, A]."""
+    chex.assert_shape(logits, (None, num_actions))
+    return logits.astype(jnp.float32)
 
 
 def _value_head(x: jax.Array, dense, value: CategoricalValue | None, value_logits: bool):
@@ -203,7 +218,11 @@ def _value_head(x: jax.Array, dense, value: CategoricalValue | None, value_logit
     if value is None:
         return jnp.tanh(dense(1)(x)[:, 0]).astype(jnp.float32)  # [B]
     bins = dense(value.bins)(x).astype(jnp.float32)  # [B, K]
-    return bins if value_logits else value.decode(bins)
+    if value_logits:
+        return bins
+    decoded = value.decode(bins)
+    chex.assert_shape(decoded, (x.shape[0],))
+    return decoded
 
 
 def value_transform(config: NetworkConfig) -> CategoricalValue | None:
@@ -363,7 +382,8 @@ def _plain(value: Any) -> bool:
 def init_params(network: nn.Module, env: Env, key: jax.Array) -> dict:
     """The network's variables (``{"params": ...}``) for a batch-of-one dummy input."""
     dummy = jnp.zeros((1, *env.observation_shape), jnp.float32)
-    return network.init(key, dummy)
+    # flax returns a plain dict unless flax_return_frozendict is set, which jaxzero never sets
+    return typing.cast(dict, network.init(key, dummy))
 
 
 def make_apply_fn(network: nn.Module) -> ApplyFn:
@@ -381,8 +401,8 @@ class SymmetryAveraged:
     values. The result is exactly equivariant: the average for a transformed position is
     the transformed average. Index tables are tuples, so two wrappers of one network and
     group are equal and share their compiled functions. The mixture rather than the mean of
-    the logits: the usual choice, and the better one measured (docs/results.md, "the agent
-    averages its network over the mirror image").
+    the logits: the usual choice (the two compared: docs/results.md, "Connect Four: the
+    agent averages its network over the mirror image").
     """
 
     apply_fn: ApplyFn
@@ -398,9 +418,9 @@ class SymmetryAveraged:
         g, batch = cells.shape[0], observation.shape[0]
         flat = observation.reshape(batch, cells.shape[1], -1)  # [B, P, C]
         views = jnp.swapaxes(flat[:, cells], 0, 1)  # [G, B, P, C]
-        logits, value = self.apply_fn(
-            variables, views.reshape(g * batch, *observation.shape[1:])
-        )  # [G * B, A], [G * B]
+        logits, value = self.apply_fn(variables, views.reshape(g * batch, *observation.shape[1:]))
+        chex.assert_shape(logits, (g * batch, len(self.inverse_action_index[0])))
+        chex.assert_shape(value, (g * batch,))
         log_policy = jax.nn.log_softmax(logits.reshape(g, batch, -1))  # [G, B, A]
         index = np.asarray(self.inverse_action_index)[:, None]  # [G, 1, A]
         back = jnp.take_along_axis(log_policy, index, 2)  # [G, B, A], original actions

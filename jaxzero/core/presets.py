@@ -141,8 +141,8 @@ def _pgx_minatar(game: str) -> Config:
 
 
 PRESETS: dict[str, Config] = {
-    # Small enough for perfect play in well under a minute on a CPU. Sampled first plies
-    # cover the odd positions the gate asks about; the decaying rate lets the policy settle.
+    # Sampled first plies cover the odd positions the gate asks about; the decaying rate
+    # lets the policy settle. Each preset's measurements: docs/presets.md, under its name.
     "tic_tac_toe": Config(
         game="tic_tac_toe",
         network=NetworkConfig(kind="mlp", hidden_size=128, num_layers=2),
@@ -186,9 +186,8 @@ PRESETS: dict[str, Config] = {
         train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
         seed=0,
     ),
-    # Small-board Go (area scoring, positional superko). go_6x6 takes Connect Four's
-    # lessons (the wide value head, each position sampled ~2x); its cosine ends after
-    # about 2 hours on a CPU.
+    # Small-board Go (area scoring, positional superko), with Connect Four's wide value
+    # head and ~2 samples per position (docs/presets.md, "go_6x6 and go_9x9").
     "go_6x6": Config(
         game="go_6x6",
         network=NetworkConfig(
@@ -227,7 +226,7 @@ PRESETS: dict[str, Config] = {
         train=TrainConfig(iterations=20_000, log_every=10, checkpoint_every=100),
         seed=0,
     ),
-    # Star Duel's short game: the size a CPU trains in half an hour. Hidden cards: the
+    # Star Duel's short game (docs/presets.md, "star_duel_short"). Hidden cards: the
     # search is determinised. Plain AlphaZero (γ = 1).
     "star_duel_short": _STAR_DUEL_SHORT,
     **{f"pgx/{game}": _pgx_board(f"pgx/{game}", *sizes) for game, sizes in _PGX_BOARDS.items()},

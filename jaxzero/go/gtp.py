@@ -11,7 +11,7 @@ colour in a row (e.g. after a handicap); the engine then inserts a pass for the 
 colour, unless that pass would end the game, in which case the command is refused.
 
 The referee side (two GTP engines driven through a game, e.g. against GNU Go) is
-benchmark code: ``benchmarks/gtp_referee.py``.
+a tool outside the package: ``tools/gtp_referee.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Iterator, Sequence
+import typing
+from collections.abc import Callable, Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import BinaryIO, TextIO
 
@@ -85,7 +86,7 @@ class GtpEngine:
 
     @property
     def env(self) -> Go:
-        return self.agent.env
+        return typing.cast(Go, self.agent.env)  # a Go env: checked in __init__, kept by komi
 
     @property
     def state(self) -> GoState:
@@ -216,7 +217,7 @@ class GtpEngine:
             "final_score": self.final_score,
             "quit": lambda: "",
         }
-        with_args = {
+        with_args: dict[str, tuple[int, Callable[..., str]]] = {
             "known_command": (1, lambda a: "true" if a in COMMANDS else "false"),
             "boardsize": (1, self.boardsize),
             "komi": (1, self.komi),
@@ -276,8 +277,8 @@ def _write(stream: TextIO | BinaryIO, text: str) -> None:
     data = text.encode("ascii", errors="replace")
     if isinstance(stream, io.RawIOBase | io.BufferedIOBase):
         stream.write(data)
-    else:
-        stream.write(data.decode("ascii"))
+    else:  # not a binary stream: a text one
+        typing.cast(TextIO, stream).write(data.decode("ascii"))
     stream.flush()
 
 

@@ -24,6 +24,7 @@ the replay compiles once per env and batch size.
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ def game_results(
                 raise ValueError(f"a game of {len(game)} moves is longer than {env.max_steps}")
             lengths[i] = len(game)
             moves[i, : len(game)] = game
-        final = replay(jnp.asarray(moves), jnp.asarray(lengths))
+        final = typing.cast(go.GoState, replay(jnp.asarray(moves), jnp.asarray(lengths)))
         black_sign = np.sign(np.asarray(final.rewards[:, 0]))  # the last move's reward
         results += final_results(env, final, lengths, black_sign)
     return results
@@ -216,7 +217,7 @@ class SelfPlayRecorder:
                 f"{action.shape}, {done.shape}, {reward.shape}"
             )
         slots = action.shape[1]
-        if self._moves is None:
+        if self._moves is None or self._seen is None:  # set together, on the first call
             self._moves = [[] for _ in range(slots)]
             self._seen = np.full(slots, self.fresh)
         elif slots != len(self._moves):

@@ -145,7 +145,8 @@ def _action(point: tuple[int, int] | None, size: int) -> int:
 
 def _moves(nodes: Sequence[sgf.Node], size: int) -> tuple[list[int], list[int]]:
     """The moves of the main line after the root and who played each (0 Black, 1 White)."""
-    moves, colours = [], []
+    moves: list[int] = []
+    colours: list[int] = []
     for node in nodes:
         if node.has_setup_stones():
             raise SgfError(
@@ -196,7 +197,7 @@ def _setup(root: sgf.Node, size: int) -> tuple[list[int], list[int]]:
 
 def _parse_failure(text: str, error: ValueError) -> str:
     """A one-line reason for sgfmill's ``error`` on ``text``."""
-    if isinstance(error, UnicodeError):
+    if isinstance(error, UnicodeDecodeError | UnicodeEncodeError):
         return f"the text is not valid Unicode ({error.reason})"
     message = str(error)
     data = text.encode("utf-8")

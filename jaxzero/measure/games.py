@@ -58,7 +58,7 @@ def _tic_tac_toe_positions() -> PositionSet:
 
 
 def _connect_four_positions() -> PositionSet:
-    """The shipped solver-labelled set (benchmarks/make_connect_four_positions.py)."""
+    """The shipped solver-labelled set (tools/make_connect_four_positions.py)."""
     from jaxzero.measure.solvers.connect_four import ILLEGAL
 
     path = importlib.resources.files("jaxzero") / "data" / CONNECT_FOUR_POSITIONS

@@ -182,10 +182,6 @@ def make_match(
     )
 
 
-def _reuses(player: Player) -> bool:
-    return isinstance(player, TreePlayer) and player.reuses_tree
-
-
 def _where_games(take: Array, a: Any, b: Any) -> Any:
     """Per game [G]: ``a``'s trees where ``take``, else ``b``'s."""
     return jax.tree.map(lambda x, y: jnp.where(take.reshape(-1, *[1] * (x.ndim - 1)), x, y), a, b)

@@ -161,9 +161,10 @@ class _Schedule:
     ) -> dict[str, MatchResult]:
         if a.player not in self.evaluations:
             names = tuple(e.name for e in fixed)
-            self.evaluations[a.player] = make_evaluation(
-                self.env, a.player, names, self.games, self.opening_plies
-            )
+            evaluation = make_evaluation(self.env, a.player, names, self.games, self.opening_plies)
+            if not isinstance(evaluation, Evaluation):  # the CLI refuses such games first
+                raise RoundRobinError(f"a round robin needs a two-player game, not {self.env.id}")
+            self.evaluations[a.player] = evaluation
         evaluation = self.evaluations[a.player]
         if self.on_games is None:
             return evaluation(a.params, key)

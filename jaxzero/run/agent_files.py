@@ -41,7 +41,7 @@ import jax
 import numpy as np
 from flax import serialization
 
-from jaxzero.core.config import Config, config_to_dict
+from jaxzero.core.config import Config, config_to_dict, flatten, unflatten
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE
 from jaxzero.run.files import os_reason, sha256, write_atomic, write_json
@@ -166,8 +166,9 @@ def read_params(folder: Path, template: Any) -> Any:
         stored = serialization.msgpack_restore(read_bytes(path, folder, _params_cap(template)))
     except (OSError, ValueError, TypeError) as error:
         raise CheckpointError(f"{path} is unreadable ({error}); export the agent again") from None
-    wanted = _named_leaves(serialization.to_state_dict(template))
-    found = _named_leaves(stored) if isinstance(stored, dict) else {}
+    # every leaf by its path; an empty dict is a leaf, whatever the network has there
+    wanted = flatten(serialization.to_state_dict(template), keep_empty=True)
+    found = flatten(stored, keep_empty=True) if isinstance(stored, dict) else {}
     misfit = _misfit(wanted, found)
     if misfit:
         raise CheckpointError(
@@ -175,7 +176,7 @@ def read_params(folder: Path, template: Any) -> Any:
             "files come from different agents: export the agent again"
         )
     checked = {key: _checked_leaf(path, key, found[key], like) for key, like in wanted.items()}
-    tree = _nested(checked)
+    tree = unflatten(checked)
     return jax.tree.map(jax.numpy.asarray, serialization.from_state_dict(template, tree))
 
 
@@ -184,28 +185,6 @@ def _params_cap(template: Any) -> int:
     float64 at most (an export writes float32) and a megabyte for msgpack's names and headers."""
     numbers = sum(int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(template))
     return 8 * numbers + MB
-
-
-def _named_leaves(tree: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
-    """The leaves of nested dicts by their keys; anything that is not a dict (or is an
-    empty one) is a leaf, whatever it holds."""
-    if not isinstance(tree, dict) or not tree:
-        return {prefix: tree}
-    named: dict[tuple[str, ...], Any] = {}
-    for key, value in tree.items():
-        named |= _named_leaves(value, (*prefix, str(key)))
-    return named
-
-
-def _nested(named: dict[tuple[str, ...], Any]) -> dict[str, Any]:
-    """:func:`_named_leaves` undone."""
-    tree: dict[str, Any] = {}
-    for (*path, last), value in named.items():
-        node = tree
-        for key in path:
-            node = node.setdefault(key, {})
-        node[last] = value
-    return tree
 
 
 def _name(key: tuple[str, ...]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jaxzero.core.config import Config, config_from_dict
+from jaxzero.core.config import Config, config_from_dict, flatten, unflatten
 from jaxzero.run.reads import read_json
 
 CONFIG_FILE = "config.json"
@@ -58,29 +58,11 @@ def read_config_file(path: Path) -> Config:
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     """A config dict of the older layout (``arena`` section, ``search.eval_simulations``...)
     in today's; today's layout is returned as it is."""
-    flat = flatten(data)
+    flat = flatten(data, sep=".")
     if not any(key in flat for key in (*_RENAMED, "arena.simulations")):
         return data
     arena_simulations = flat.pop("arena.simulations", 0)
     new = {_RENAMED.get(key, key): value for key, value in flat.items()}
     if arena_simulations:  # the gate's and evaluation's count; the two are one count now
         new["evaluation.simulations"] = arena_simulations
-    nested: dict[str, Any] = {}
-    for key, value in new.items():
-        *sections, name = key.split(".")
-        node = nested
-        for section in sections:
-            node = node.setdefault(section, {})
-        node[name] = value
-    return nested
-
-
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """{"optim": {"learning_rate": x}} -> {"optim.learning_rate": x}."""
-    flat: dict[str, Any] = {}
-    for name, value in data.items():
-        if isinstance(value, dict):
-            flat |= flatten(value, f"{prefix}{name}.")
-        else:
-            flat[prefix + name] = value
-    return flat
+    return unflatten(new, sep=".")

@@ -31,10 +31,9 @@ import jax
 import numpy as np
 
 from jaxzero.core import sharding
-from jaxzero.core.config import config_to_dict
+from jaxzero.core.config import config_to_dict, flatten
 from jaxzero.core.population import Population
 from jaxzero.run import manifest
-from jaxzero.run.config_file import flatten
 from jaxzero.run.files import write_json
 from jaxzero.run.hooks import FINITE, Diverged, FiniteGuard, JsonlWriter, MetricsRow, Step
 from jaxzero.run.reads import read_json
@@ -178,10 +177,10 @@ def check_members(run_dir: Path, population: Population) -> None:
             trained = read_json(path, path.parent)
             if not isinstance(trained, dict):
                 raise ValueError("no JSON object")
-            trained = flatten(trained)
+            trained = flatten(trained, sep=".")
         except (OSError, ValueError) as error:
             raise ValueError(f"{path} is not a readable member config ({error})") from None
-        asked = flatten(json.loads(json.dumps(config_to_dict(config))))
+        asked = flatten(json.loads(json.dumps(config_to_dict(config))), sep=".")
         if differ := sorted(
             key for key in trained.keys() | asked.keys() if trained.get(key) != asked.get(key)
         ):

@@ -19,6 +19,7 @@ import dataclasses
 import functools
 
 import numpy as np
+import numpy.typing as npt
 
 NUM_BOARDS = 3**9
 ILLEGAL = np.int8(-100)  # move entry of an occupied cell, or of any cell once the game is over
@@ -44,7 +45,7 @@ class Table:
         return np.where(s == ILLEGAL, ILLEGAL, np.sign(s)).astype(np.int8)
 
 
-def board_index(board: np.ndarray) -> np.ndarray:
+def board_index(board: npt.ArrayLike) -> np.ndarray:
     """The table index of ``board`` (int [..., 9] with -1/0/1 cells)."""
     return ((np.asarray(board) + 1) * POWERS).sum(-1)
 

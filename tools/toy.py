@@ -1,5 +1,5 @@
 """The smallest tic-tac-toe run that still trains, as ``jaxzero train`` overrides: the
-benchmarks that drive whole runs (faults.py, accelerator.py --toy) share it."""
+scripts that drive whole runs (tools/faults.py, benchmarks/accelerator.py --toy) share it."""
 
 TOY_RUN = [
     "selfplay.batch_size=8",

@@ -12,8 +12,8 @@ does: the raw policy, and the preset's evaluating search with 64 simulations.
 If the network trained this way keeps the result in fewer critical positions than a bar
 asks, no amount of self-play reaches the bar with that network.
 
-    python benchmarks/c4_capacity.py --positions 20000 --labels runs/c4_labels.npz
-    python benchmarks/c4_capacity.py --labels runs/c4_labels.npz --set network.channels=64
+    python experiments/c4_capacity.py --positions 20000 --labels runs/c4_labels.npz
+    python experiments/c4_capacity.py --labels runs/c4_labels.npz --set network.channels=64
 
 Labels are cached in ``--labels`` (made when the file is missing). Positions the solver
 cannot finish within ``--max-nodes`` nodes are dropped and counted: they lean to early,
@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import time
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from make_connect_four_positions import play_to_depth
 
 import envs
 from jaxzero.core import learner, networks
@@ -42,6 +42,9 @@ from jaxzero.measure.games import PositionSet, position_set
 from jaxzero.measure.players import RawPolicyPlayer, evaluation_network, evaluation_player
 from jaxzero.measure.positions import SolvedPositions, states_from_moves
 from jaxzero.measure.solvers import connect_four as c4
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # tools/ modules, as scripts
+from make_connect_four_positions import play_to_depth  # noqa: E402
 
 
 def make_labels(path: Path, positions: int, max_nodes: int, seed: int) -> None:

@@ -9,8 +9,8 @@ immediate win). The game is stopped at a depth drawn uniformly from ``--min-dept
 the solver cannot finish within ``--max-nodes`` nodes are dropped and counted. Duplicates
 are skipped. Fully deterministic for a given seed.
 
-    python benchmarks/make_connect_four_positions.py            # the shipped set
-    python benchmarks/make_connect_four_positions.py --positions 50 --out /tmp/c4.npz
+    python tools/make_connect_four_positions.py            # the shipped set
+    python tools/make_connect_four_positions.py --positions 50 --out /tmp/c4.npz
 
 Saved arrays: ``moves`` int8 [N, 42] (columns 0..6 from the empty board, -1 padded),
 ``lengths`` int32 [N], ``scores`` int8 [N, 7] (mover's score after each column, sign =

@@ -1,6 +1,6 @@
 """Fault injection: what a run survives, each probe reported survived / failed / skipped.
 
-    .venv/bin/python benchmarks/faults.py --kills 10 --seed 0 > docs/faults.md
+    .venv/bin/python tools/faults.py --kills 10 --seed 0 > docs/faults.md
 
 Every probe drives the real command line (``python -m jaxzero``) on tiny tic-tac-toe
 runs in a scratch folder, and checks what a user would check afterwards:

@@ -1,8 +1,8 @@
 """Move quality of a trained agent on solved positions: raw policy and search.
 
-    .venv/bin/python benchmarks/move_quality.py runs/tic_tac_toe --simulations 64
-    .venv/bin/python benchmarks/move_quality.py runs/connect_four --simulations 64
-    .venv/bin/python benchmarks/move_quality.py RUN --set evaluation.average_symmetries=true
+    .venv/bin/python experiments/move_quality.py runs/tic_tac_toe --simulations 64
+    .venv/bin/python experiments/move_quality.py runs/connect_four --simulations 64
+    .venv/bin/python experiments/move_quality.py RUN --set evaluation.average_symmetries=true
 
 Tic-tac-toe: all 4,520 decision states; Connect Four: the shipped labelled set of 1,000
 solved positions (jaxzero/data/connect_four_positions.npz). "optimal" is the share of

@@ -1,6 +1,6 @@
 """Strength of a trained Star Duel agent against the random and greedy opponents.
 
-    .venv/bin/python benchmarks/star_duel_strength.py --run runs/star_duel_short --games 400
+    .venv/bin/python experiments/star_duel_strength.py --run runs/star_duel_short --games 400
 
 Loads the agent of a run directory (or one checkpoint) with ``jaxzero.run.agent.load_agent``
 and plays ``--games`` games against each opponent on the agent's own game (the preset's

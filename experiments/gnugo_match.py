@@ -1,6 +1,6 @@
 """Strength of a Go agent against GNU Go, through GTP, both colours.
 
-    .venv/bin/python benchmarks/gnugo_match.py --checkpoint runs/go_6x6 --games 40 \
+    .venv/bin/python experiments/gnugo_match.py --checkpoint runs/go_6x6 --games 40 \
         --opening-plies 2 --level 10 --sgf runs/go_6x6/gnugo_games
 
 Our engine runs as `jaxzero gtp` in a subprocess, GNU Go as `gnugo --mode gtp` with our
@@ -17,12 +17,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from gtp_referee import GNUGO_RULES, GtpClient, play_match
 
 from envs.go import action_to_gtp, gtp_to_action
 from jaxzero.go.sgf import GoRecord, write_sgf
 from jaxzero.measure.statistics import wilson_interval
 from jaxzero.run.agent import load_agent, parse_settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # tools/ modules, as scripts
+from gtp_referee import GNUGO_RULES, GtpClient, play_match  # noqa: E402
 
 
 def main() -> None:

@@ -72,6 +72,13 @@ class ShareProbe:
         ]  # fmt: skip
         search = self.config.search
         for seed, one in members:
-            values = (self.config.game, search.kind, search.num_simulations, seed)
-            values += (int(one.iteration), wall, int(one.positions_written))
+            values = (
+                self.config.game,
+                search.kind,
+                search.num_simulations,
+                seed,
+                int(one.iteration),
+                wall,
+                int(one.positions_written),
+            )
             self.rows.append(dict(zip(COLUMNS, values, strict=False)) | self.judge(one.params))

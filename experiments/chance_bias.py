@@ -1,6 +1,6 @@
 """What jaxzero's search does with chance, measured where the exact value is known.
 
-    python benchmarks/chance_bias.py                 # 4,096 searches per row
+    python experiments/chance_bias.py                 # 4,096 searches per row
 
 jaxzero's search plans with the game itself, and a stochastic game's chance event (dice,
 a tile spawn) is drawn from the env's step key. mctx expands each tree edge once and

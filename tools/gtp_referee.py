@@ -3,7 +3,7 @@
     ours, gnu = GtpClient(["jaxzero", "gtp", "--checkpoint", "runs/go_6x6"]), GtpClient(gnugo)
     result = play_match(ours, gnu, size=6, komi=3.5)
 
-Benchmark code (``benchmarks/gnugo_match.py``, the GTP test), not part of the package:
+A tool of ``experiments/gnugo_match.py`` and the GTP test, not part of the package:
 the engine side is ``jaxzero.go.gtp``.
 """
 

@@ -7,8 +7,9 @@
 The commands run ``jobs`` at a time; each gets one of :func:`cpu_groups`' disjoint CPU
 groups, so concurrent runs never share cores and equal wall time means equal compute. A
 process on a single CPU also gets single-threaded XLA (``XLA_FLAGS``). The pinning is
-done by a trampoline (``python -m jaxzero.run.pinned CPUS COMMAND...``, which sets its
-affinity and execs the command, affinity inherited) so that the command needs no flag of
+done by a trampoline (this file run as a script, ``python experiments/pinned.py CPUS
+COMMAND...``, which sets its affinity and execs the command, affinity inherited; by path,
+so it needs no package on the path) so that the command needs no flag of
 its own and the parent, maybe multithreaded by JAX already, runs no Python between fork
 and exec. The first failure kills the others and raises, naming its log.
 """
@@ -19,7 +20,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -64,7 +65,7 @@ def launch(
     env = dict(os.environ)
     if len(cpus) == 1:
         env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {SINGLE_THREAD_XLA}".strip()
-    pinned = [sys.executable, "-m", "jaxzero.run.pinned", ",".join(map(str, cpus)), *command]
+    pinned = [sys.executable, str(Path(__file__).resolve()), ",".join(map(str, cpus)), *command]
     with open(log, "w") as f:
         return subprocess.Popen(pinned, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=cwd)
 
@@ -95,7 +96,8 @@ def run_pinned(
     """
     free = cpu_groups(jobs)
     names = [str(i) for i in range(len(commands))] if names is None else names
-    waiting, running = list(range(len(commands))), {}
+    waiting = list(range(len(commands)))
+    running: dict[subprocess.Popen, tuple[int, list[int]]] = {}  # process -> (command, CPUs)
     try:
         while waiting or running:
             while waiting and free:
@@ -113,7 +115,7 @@ def run_pinned(
             process.kill()
 
 
-def _wait_any(running: dict[subprocess.Popen, object]) -> subprocess.Popen:
+def _wait_any(running: Mapping[subprocess.Popen, object]) -> subprocess.Popen:
     while True:
         for process in running:
             if process.poll() is not None:

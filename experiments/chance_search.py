@@ -1,7 +1,7 @@
 """Does a search with explicit chance nodes play better? The same trained network, two searches.
 
-    python benchmarks/chance_search.py --run runs/pgx_2048 --games 200
-    python benchmarks/chance_search.py --run runs/pgx_backgammon --games 200
+    python experiments/chance_search.py --run runs/pgx_2048 --games 200
+    python experiments/chance_search.py --run runs/pgx_backgammon --games 200
 
 The agent of ``--run`` (a run directory, a checkpoint or an exported agent of pgx/2048 or
 pgx/backgammon) plays with its evaluation search (noise-free, ``--simulations`` each, the
