@@ -475,9 +475,15 @@ def _on_decisions(selection: Selection, num_actions: int) -> Selection:
     )
 
 
+def mask_logits(logits: Array, legal_action_mask: Array) -> Array:
+    """Illegal actions get the smallest finite logit of the dtype (never ``-inf``, so a
+    softmax over a single legal action stays finite): [..., A] -> [..., A]."""
+    return jnp.where(legal_action_mask, logits, jnp.finfo(logits.dtype).min)
+
+
 def _mask_invalid(logits: Array, invalid_actions: Array) -> Array:
-    logits = logits - jnp.max(logits, axis=-1, keepdims=True)
-    return jnp.where(invalid_actions, jnp.finfo(logits.dtype).min, logits)
+    """mctx's masking of a policy's root logits: centred on their maximum, then masked."""
+    return mask_logits(logits - jnp.max(logits, axis=-1, keepdims=True), ~invalid_actions)
 
 
 def _log(probs: Array) -> Array:

@@ -54,6 +54,7 @@ import mctx
 from envs.core import Env, State
 from jaxzero.core import mcts
 from jaxzero.core.config import SearchConfig
+from jaxzero.core.mcts import mask_logits
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
 
@@ -79,11 +80,6 @@ class SearchOptions:
     def of(cls, config: SearchConfig) -> SearchOptions:
         """The options a search section records."""
         return cls(config.determinize, config.chance_nodes, config.reuse_tree)
-
-
-def mask_logits(logits: Array, legal_action_mask: Array) -> Array:
-    """Illegal actions get the smallest finite logit of the dtype: [..., A] -> [..., A]."""
-    return jnp.where(legal_action_mask, logits, jnp.finfo(logits.dtype).min)
 
 
 def make_recurrent_fn(env: Env, apply_fn: ApplyFn) -> Callable:
