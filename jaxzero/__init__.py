@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from jaxzero.core.population import Population, make_population, member
     from jaxzero.core.presets import get_preset
+    from jaxzero.core.search import SearchOptions
     from jaxzero.measure.match import MatchResult, make_match, play_match
     from jaxzero.measure.opponents import make_opponent, register_opponent
     from jaxzero.measure.players import Player, RawPolicyPlayer, SearchPlayer
@@ -74,6 +75,7 @@ _EXPORTS = {
     "GumbelSearch": "jaxzero.core.policies",
     "make_search": "jaxzero.core.policies",
     "register_search": "jaxzero.core.policies",
+    "SearchOptions": "jaxzero.core.search",
     # measuring (jaxzero.measure)
     "Player": "jaxzero.measure.players",
     "SearchPlayer": "jaxzero.measure.players",
@@ -109,6 +111,7 @@ __all__ = [
     "Population",
     "PuctSearch",
     "RawPolicyPlayer",
+    "SearchOptions",
     "SearchPlayer",
     "SearchPolicy",
     "Step",
