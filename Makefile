@@ -32,14 +32,14 @@ train: setup
 test: setup system-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy envs jaxzero/__init__.py examples
+	$(BIN)/mypy jaxzero envs examples
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy envs jaxzero/__init__.py examples
+	$(BIN)/mypy jaxzero envs examples
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 # The docs site (docs/, mkdocs.yml), rebuilt on every change; `make test` builds it strictly.

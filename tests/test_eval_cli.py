@@ -161,13 +161,14 @@ def test_analyze_prints_the_root_and_writes_the_tree(run, tmp_path):
 
 def test_every_preset_names_the_game_it_trains():
     """No name translation: `jaxzero train G` trains the game G, play and analyze take G."""
-    from jaxzero.cli import UsageError, _check_game
+    from jaxzero.cli import UsageError
+    from jaxzero.cli.games import check_game
     from jaxzero.core.presets import PRESETS
 
     assert all(name == config.game for name, config in PRESETS.items())
-    assert _check_game("star_duel_short") == "star_duel_short" and _check_game("go") == "go"
+    assert check_game("star_duel_short") == "star_duel_short" and check_game("go") == "go"
     with pytest.raises(UsageError, match="unknown game 'chess'"):
-        _check_game("chess")
+        check_game("chess")
 
 
 def test_moves_with_spaces_are_separated_by_commas_or_read_word_by_word():

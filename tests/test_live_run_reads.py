@@ -18,6 +18,7 @@ from jaxzero.cli import app
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.loop import make_trainer
 from jaxzero.run import agent as agent_lib
+from jaxzero.run import checkpoint as checkpoint_lib
 from jaxzero.run.agent import load_agent, load_agents
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError, CheckpointRemoved
 from jaxzero.run.driver import prepare_run_dir
@@ -124,7 +125,7 @@ def test_retention_moves_a_step_out_at_once_then_deletes_it(tmp_path, monkeypatc
     state = {"w": jax.numpy.ones(3)}
     with Checkpointer(tmp_path, max_to_keep=1) as checkpointer:
         checkpointer.save(1, state, {})
-        monkeypatch.setattr(Checkpointer, "_empty_removed", lambda self: None)
+        monkeypatch.setattr(checkpoint_lib, "empty_removed", lambda directory: None)
         checkpointer.save(2, state, {})  # retention: step 1 leaves in one rename
         folder = tmp_path / "checkpoints"
         assert not (folder / "1").exists() and (folder / ".removed" / "1" / "state").is_dir()

@@ -78,7 +78,15 @@ class SearchOptions:
 
     @classmethod
     def of(cls, config: SearchConfig) -> SearchOptions:
-        """The options a search section records."""
+        """The options a search section records.
+
+        Args:
+            config: the search section (``search.determinize``, ``search.chance_nodes``,
+                ``search.reuse_tree``).
+
+        Returns:
+            Its :class:`SearchOptions`.
+        """
         return cls(config.determinize, config.chance_nodes, config.reuse_tree)
 
 

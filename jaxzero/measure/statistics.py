@@ -168,16 +168,7 @@ def fit_elo(
         raise ValueError(f"the anchor {anchor!r} played no game; players: {players}")
     index = {p: i for i, p in enumerate(players)}
     size = len(players)
-    points = np.zeros((size, size))  # points[i, j]: i's score against j
-    games = np.zeros((size, size))
-    for a, b, wins, draws, losses in rows:
-        if min(wins, draws, losses) < 0:
-            raise ValueError(f"negative game count in {a!r} vs {b!r}")
-        i, j = index[a], index[b]
-        points[i, j] += wins + 0.5 * draws
-        points[j, i] += losses + 0.5 * draws
-        games[i, j] += wins + draws + losses
-        games[j, i] += wins + draws + losses
+    points, games = _tally(rows, index)
     real_games, real_points = games.sum(1), points.sum(1)
     met = games > 0
     points = points + 0.5 * virtual_draws * met
@@ -227,6 +218,23 @@ def fit_elo(
         score=np.divide(real_points, real_games, out=np.zeros(size), where=real_games > 0),
         anchor=anchor,
     )
+
+
+def _tally(rows: list[Result], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``(points, games)`` [P, P]: ``points[i, j]`` player i's score against j (a win 1, a
+    draw 1/2), ``games[i, j]`` their games, summed over ``rows``."""
+    size = len(index)
+    points = np.zeros((size, size))
+    games = np.zeros((size, size))
+    for a, b, wins, draws, losses in rows:
+        if min(wins, draws, losses) < 0:
+            raise ValueError(f"negative game count in {a!r} vs {b!r}")
+        i, j = index[a], index[b]
+        points[i, j] += wins + 0.5 * draws
+        points[j, i] += losses + 0.5 * draws
+        games[i, j] += wins + draws + losses
+        games[j, i] += wins + draws + losses
+    return points, games
 
 
 def _check_connected(met: np.ndarray, anchor: int, players: list[str]) -> None:

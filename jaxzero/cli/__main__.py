@@ -1,0 +1,5 @@
+"""``python -m jaxzero.cli``: the command line, as ``jaxzero`` runs it."""
+
+from jaxzero.cli import main
+
+main()

@@ -1,0 +1,226 @@
+"""``jaxzero train``: a new run, a resumed one, or a population of seeds and grid points,
+with a progress line per logged iteration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from jaxzero.cli.app import UsageError, console, fail
+from jaxzero.cli.games import game_config, run_name
+from jaxzero.cli.options import TrustCodeOption, trusted
+
+if TYPE_CHECKING:
+    from jaxzero.core.config import Config
+
+DEFAULT_GAME = "connect_four"
+
+
+def train(
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[GAME] [KEY=VALUE]...",
+            help="Game (default connect_four): a registered id (its preset, else a default "
+            "config) or your own Env as module:Class; then config overrides such as "
+            "search.num_simulations=16",
+        ),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory [default: runs/GAME]")] = None,
+    seconds: Annotated[float | None, typer.Option(help="Stop after this many seconds")] = None,
+    iterations: Annotated[
+        int | None, typer.Option(min=1, help="Stop when the run reaches this many iterations")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the run in the run directory")] = False,
+    force: Annotated[bool, typer.Option(help="Delete the run directory and start over")] = False,
+    sgf: Annotated[
+        Path | None, typer.Option(help="Write every finished self-play game here as SGF (Go)")
+    ] = None,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Train this many seeds (seed, seed+1, ...) as one population, one compiled "
+            "program; each member is RUN/members/K",
+        ),
+    ] = None,
+    grid: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY=V1,V2,... a hyperparameter's values, crossed with the seeds (repeat "
+            "for several keys), e.g. optim.learning_rate=1e-3,2e-3",
+        ),
+    ] = None,
+    trust_code: TrustCodeOption = False,
+) -> None:
+    """Train an agent by self-play. With no arguments: Connect Four, default preset."""
+    from jaxzero.core.trust import imported_code
+    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.driver import RunDirError, load_run_config
+    from jaxzero.run.driver import train as run_training
+    from jaxzero.run.files import FileProblem
+
+    args = list(args or [])
+    named = bool(args) and "=" not in args[0]
+    game = args.pop(0) if named else DEFAULT_GAME
+    try:
+        run_dir = out if out is not None else Path("runs") / run_name(game)
+        config = _train_config(game, args, seconds, resume)
+        trust = trusted(trust_code, game if named else None)
+        if resume:
+            game = _resumed_game(run_dir, game if named else None, trust)
+        population = _population(config, seeds, grid or [], resume, sgf)
+        hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
+    except (UsageError, RunDirError, ValueError) as error:
+        fail(str(error))
+    console.print(f"training {game} in {run_dir} (Ctrl-C stops and saves a checkpoint)")
+    try:
+        result = run_training(
+            run_dir,
+            config,
+            seconds=seconds,
+            iterations=iterations,
+            resume=resume,
+            force=force,
+            on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
+            hooks=hooks,
+            trust_code=trust,
+            **population,
+        )
+    except (RunDirError, CheckpointError, FileProblem, ValueError) as error:
+        fail(str(error))
+    how = "interrupted" if result.interrupted else "stopped"
+    console.print(
+        f"{how} at iteration {result.iterations} after {result.seconds:.0f}s; "
+        f"checkpoint saved in {run_dir / 'checkpoints'}"
+    )
+    # A run naming the user's own code loads it only when told to (jaxzero.core.trust).
+    flag = " --trust-code" if imported_code(load_run_config(run_dir)) else ""
+    console.print(f"resume:  jaxzero train --resume --out {run_dir}{flag}")
+    if (run_dir / "population.json").exists():
+        console.print(f"report:  jaxzero report {run_dir}   (each arm across its seeds)")
+        run_dir = run_dir / "members" / "0"
+    console.print(f"play:    jaxzero play --checkpoint {run_dir}{flag}")
+    if result.interrupted:  # saved and stopped: the shell still learns it was a signal
+        raise typer.Exit(128 + (result.signal or 2))
+
+
+def _train_config(
+    game: str, overrides: list[str], seconds: float | None, resume: bool
+) -> Config | None:
+    """The config of a new run (None when resuming); UsageError / ValueError for a bad
+    budget, override or game, before anything is written."""
+    from jaxzero.core import config as config_lib
+
+    if seconds is not None and not seconds > 0:
+        raise UsageError(f"--seconds must be > 0, got {seconds:g}")
+    parsed = config_lib.parse_key_values(overrides, example="search.num_simulations=16")
+    if resume:
+        if parsed:
+            raise UsageError("overrides cannot change a run being resumed; drop them")
+        return None
+    return config_lib.apply_overrides(game_config(game), parsed)
+
+
+def _population(
+    config: Config | None, seeds: int | None, grid: list[str], resume: bool, sgf: Path | None
+) -> dict[str, Any]:
+    """``train``'s ``seeds`` and ``hyper`` for ``--seeds N`` and ``--grid KEY=V1,V2``:
+    every grid point crossed with N seeds (config.seed, config.seed + 1, ...), grid-major.
+    {} for a single run; UsageError when they cannot go with the other options."""
+    import itertools
+
+    from jaxzero.core import config as config_lib
+    from jaxzero.core.population import check_hyperparameter
+
+    if seeds is None and not grid:
+        return {}
+    if resume or config is None:  # (no config: a resumed run's)
+        raise UsageError("--seeds and --grid define a new population; a resumed one keeps its own")
+    if sgf is not None:
+        raise UsageError("--sgf records one run's games; it cannot go with --seeds or --grid")
+    points: dict[str, list[float]] = {}
+    example = "optim.learning_rate=1e-3,2e-3"
+    keys = [config_lib.parse_key_values([item], "--grid", example).popitem()[0] for item in grid]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:  # else the last would silently win
+        raise UsageError(f"--grid {repeated[0]} is given twice: list its values once, K=V1,V2,...")
+    for key, text in config_lib.parse_key_values(grid, "--grid", example).items():
+        check_hyperparameter(key)
+        values = [v.strip() for v in text.split(",")]
+        if not any(values):
+            raise UsageError(f"--grid {key}= names no value: give KEY=V1,V2,... ({example})")
+        if not all(values):  # "1e-3,,2e-3": a value lost to a typo
+            raise UsageError(f"--grid {key}={text} has an empty value: give KEY=V1,V2,...")
+        section, name = key.split(".")
+        parsed = [config_lib.apply_overrides(config, {key: v}) for v in values]  # checked
+        points[key] = [getattr(getattr(c, section), name) for c in parsed]
+    count = seeds or 1
+    if config.seed + count - 1 > config_lib.MAX_SEED:  # jax.random.key(2**32) is key(0)
+        raise UsageError(
+            f"--seeds {count} from seed {config.seed} reaches seed {config.seed + count - 1}, "
+            f"past {config_lib.MAX_SEED} (jax.random.key's range): give a lower seed"
+        )
+    crossed = list(itertools.product(*points.values())) or [()]
+    members = [(point, config.seed + s) for point in crossed for s in range(count)]
+    hyper = {key: [point[i] for point, _ in members] for i, key in enumerate(points)}
+    return {"seeds": [seed for _, seed in members], "hyper": hyper}
+
+
+def _resumed_game(run_dir: Path, game: str | None, trust_code: bool | list[str]) -> str:
+    """The game of the run ``jaxzero train [GAME] --resume`` continues; UsageError when
+    there is none or GAME names another, UntrustedCode (a ValueError) when its config
+    names code not trusted (before anything, ``--sgf``'s game check included, imports it)."""
+    from jaxzero.core.trust import check_trusted
+    from jaxzero.run.config_file import CONFIG_FILE
+    from jaxzero.run.driver import holds_run, load_run_config, refuse_foreign
+
+    if not holds_run(run_dir):
+        raise UsageError(f"nothing to resume in {run_dir}: start a new run without --resume")
+    refuse_foreign(run_dir)
+    config = load_run_config(run_dir)
+    check_trusted(config, run_dir / CONFIG_FILE, trust_code=trust_code)
+    held = config.game
+    if game is not None and held != game:
+        raise UsageError(
+            f"{run_dir} holds a {held} run, not {game}: drop the game to resume it "
+            f"(jaxzero train --resume --out {run_dir})"
+        )
+    return held
+
+
+def _sgf_hooks(sgf: Path, config: Config | None, run_dir: Path) -> list:
+    """The self-play recorder of ``--sgf`` (Go only: refused before anything is written)."""
+    import envs
+    from jaxzero.go.records import SelfPlayRecorder, require_go
+    from jaxzero.run.driver import load_run_config
+
+    if config is None:
+        config = load_run_config(run_dir)
+    env = require_go(envs.make(config.game), "self-play SGF records")
+    return [SelfPlayRecorder(env, sgf)]
+
+
+def _progress_line(m: dict[str, float]) -> str:
+    """One line of a run's progress: speed, losses, the gate's verdict, evaluations."""
+    parts = [f"it {int(m['iteration']):>5}", f"{m['elapsed']:>6.0f}s"]
+    for name, label, fmt in [
+        ("positions_per_second", "pos/s", ".0f"),
+        ("policy_loss", "policy", ".3f"),
+        ("value_loss", "value", ".3f"),
+        ("kl_search_prior", "KL", ".3f"),
+        ("buffer_fill", "buffer", ".0%"),
+    ]:
+        if name in m:
+            parts.append(f"{label} {m[name]:{fmt}}")
+    if "arena/score" in m:
+        verdict = "promoted" if m.get("arena/promoted") else "kept best"
+        parts.append(f"arena {m['arena/score']:.2f} ({verdict})")
+    if "eval/raw_optimal" in m:  # the raw policy on the game's solved positions
+        parts.append(f"raw optimal {m['eval/raw_optimal']:.1%}")
+    for name, label in [("eval/vs_random", "vs random"), ("eval/vs_one_ply", "vs one-ply")]:
+        if name in m:
+            parts.append(f"{label} {m[name]:.2f}")
+    return "  ".join(parts)
