@@ -13,10 +13,8 @@ the best:
   ``lax.while_loop``, and one batched search per move in which each game's tree is
   evaluated with the network of the player to move at its root (both networks run on
   every node batch: twice the network cost of one search, the tree work once).
-  Measured for Connect Four with a 4x64 ResNet on a 2-core CPU: 32 arena games at 128
-  simulations took 1.1x the time of one training iteration (256 games x 16 moves x 32
-  simulations), so a 200-game arena cost about 7 iterations; ``gate.every``,
-  ``gate.num_games`` and ``evaluation.simulations`` set the price.
+  ``gate.every``, ``gate.num_games`` and ``evaluation.simulations`` set its price
+  (docs/benchmarks.md, "Measuring costs").
 
 **Promotion rule.** The learner's score is ``(wins + draws / 2) / games`` over
 ``num_games`` games; it is promoted iff ``games >= num_games`` and ``score >= threshold``

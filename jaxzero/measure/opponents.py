@@ -111,8 +111,8 @@ def one_ply(env: Env) -> Player:
     key, so "win" and "unsafe" are judged on that sample.
 
     The replies are A x A steps a state: they are taken ``REPLY_STEPS // A`` first moves
-    at a time (``lax.map``), so that a match of many games of a game of many actions
-    (animal shogi: 132 x 132 steps for each of 100 games took 40 GB at once) fits in memory.
+    at a time (``lax.map``), so that a match of many games of a game of many actions fits
+    in memory (docs/benchmarks.md, "Measuring costs").
     """
     actions = jnp.arange(env.num_actions)
     chunk = max(1, REPLY_STEPS // env.num_actions)  # first moves whose replies go together
