@@ -22,6 +22,7 @@ from jaxzero.run import compile_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmark modules (gtp_referee, ...) as scripts
+pytest_plugins = ["durations_file"]  # --durations-file PATH (make test keeps each run's times)
 
 # JAX's persistent compilation cache (jaxzero.run.compile_cache) for the whole suite: the
 # pytest workers and the `jaxzero` processes the tests start compile many identical
