@@ -7,7 +7,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 ARGS   ?=
 # pytest-xdist workers: most of the suite is XLA compiling, one thread each. Whole files go
-# to one worker (--dist loadfile) so that module fixtures still compile once.
+# to one worker (--dist loadfile) so that module fixtures still compile once. Every test's time,
+# slowest first, is written to build/test-durations.txt each run.
 WORKERS ?= 2
 
 .PHONY: setup train test lint docs system-deps clean
@@ -34,7 +35,7 @@ test: setup system-deps
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy jaxzero envs examples
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
-	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile $(ARGS)
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile --durations-file build/test-durations.txt $(ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -1,8 +1,10 @@
-"""Shared test setup: one tiny config per game, and the trainers compiled from them.
+"""Shared test setup: one tiny config per game, the trainers compiled from them, and one
+tiny finished run.
 
 ``tiny_config(game, **overrides)`` is the smallest run of ``game``'s preset that still
 trains (updates start after two iterations); ``trainers`` compiles each config once for
-the whole session and hands the same Trainer to every test that asks for that config.
+the whole session and hands the same Trainer to every test that asks for that config;
+``tiny_run`` is a finished tic-tac-toe run trained once per session.
 """
 
 from __future__ import annotations
@@ -12,23 +14,33 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jax
+import numpy as np
 import pytest
 
 import envs
-from jaxzero.core.config import Config, apply_overrides
+from jaxzero.core.config import Config, apply_overrides, config_to_dict
 from jaxzero.core.loop import Trainer, make_trainer
 from jaxzero.core.presets import PRESETS
 from jaxzero.run import compile_cache
+from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.driver import prepare_run_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmark modules (measuring_share, ...) as scripts
 sys.path.insert(0, str(ROOT / "tools"))  # tools (gtp_referee, ...) as scripts
+pytest_plugins = ["durations_file"]  # --durations-file PATH (make test keeps each run's times)
 
 # JAX's persistent compilation cache (jaxzero.run.compile_cache) for the whole suite: the
 # pytest workers and the `jaxzero` processes the tests start compile many identical
 # programs, which one compile serves. Kept beside pytest's own cache, out of git.
 os.environ.setdefault(compile_cache.ENV_VAR, str(ROOT / ".pytest_cache" / "xla"))
-compile_cache.enable_compile_cache()
+_XLA_CACHE = compile_cache.enable_compile_cache()
+# The scripts the tests start that never turn the cache on (the benchmarks' sections, the
+# multi-device checks) read JAX's own variables: the same folder, the same threshold.
+if _XLA_CACHE is not None:
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(_XLA_CACHE))
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
 
 TINY: dict[str, Any] = {
     "selfplay.batch_size": 8,
@@ -105,3 +117,44 @@ def train_run(trainers):
         return train(run_dir, config, trainer=trainers(known), **options)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory, ttt_config, train_run) -> Path:
+    """A finished 4-iteration tic-tac-toe run of ``ttt_config`` (checkpoints 2 and 4),
+    trained once per session (per xdist worker). Shared: a test that writes to a run
+    copies it first (``shutil.copytree(tiny_run, tmp_path / "run")``)."""
+    run = tmp_path_factory.mktemp("tiny_run") / "run"
+    train_run(run, ttt_config, iterations=4)
+    return run
+
+
+def untrained_run(
+    root: Path, game: str, overrides: dict[str, Any], step: int = 5, random_network: bool = True
+) -> Path:
+    """A run directory ``root/game`` with one checkpoint at ``step``. Agents read back
+    only the network, so the training state is zeros of the right shapes (cheaper than
+    compiling ``trainer.init``) except, with ``random_network``, the network's parameters:
+    normal draws from numpy (the tests need moves that vary, not a well-initialised
+    network)."""
+    config = apply_overrides(tiny_config(game, evaluation__simulations=2), overrides)
+    run = root / game
+    prepare_run_dir(run, config, resume=False, force=False)
+    abstract = jax.eval_shape(make_trainer(config).init, jax.random.key(0))
+    state = jax.tree.map(lambda x: np.zeros(x.shape, x.dtype), abstract)
+    if random_network:
+        rng = np.random.default_rng(0)
+        params = jax.tree.map(lambda x: rng.normal(0, 0.5, x.shape).astype(x.dtype), state.params)
+        state = state.replace(params=params, best_params=params)
+    state = state.replace(iteration=np.int32(step))
+    with Checkpointer(run) as checkpointer:
+        checkpointer.save(step, state, config_to_dict(config))
+    return run
+
+
+@pytest.fixture(scope="session")
+def go_run(tmp_path_factory) -> Path:
+    """An untrained Go 6x6 agent's run (a small MLP, checkpoint 5), made once per session;
+    never modified."""
+    overrides = {"network.kind": "mlp", "network.hidden_size": 8, "network.num_layers": 1}
+    return untrained_run(tmp_path_factory.mktemp("runs"), "go_6x6", overrides)

@@ -7,12 +7,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import TINY, tiny_config
+from conftest import TINY
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core.config import config_to_dict
-from jaxzero.core.loop import make_trainer
 from jaxzero.run import hooks
 from jaxzero.run.agent import load_agent
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
@@ -58,13 +57,13 @@ def test_a_diverging_run_stops_at_once_keeping_its_last_finite_checkpoint(tmp_pa
 
 
 @pytest.fixture(scope="module")
-def nan_run(tmp_path_factory):
+def nan_run(tmp_path_factory, ttt_config, trainers):
     """Checkpoints 10 (finite) and 20 (best_params NaN), as a jaxzero that saved a
     diverged state left them."""
-    config = tiny_config("tic_tac_toe")
+    config = ttt_config
     run = tmp_path_factory.mktemp("nan") / "run"
     prepare_run_dir(run, config, resume=False, force=False)
-    trainer = make_trainer(config)
+    trainer = trainers(config)
     with Checkpointer(run) as checkpointer:
         for step in (10, 20):
             state = trainer.init(jax.random.key(step)).replace(iteration=jnp.int32(step))

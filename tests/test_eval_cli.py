@@ -7,12 +7,10 @@ import shutil
 import jax
 import numpy as np
 import pytest
-from conftest import tiny_config
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core.config import config_to_dict
-from jaxzero.core.loop import make_trainer
 from jaxzero.run.agent import export_agent, load_agent
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 from jaxzero.run.driver import prepare_run_dir
@@ -30,12 +28,12 @@ def _error_line(result) -> str:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, ttt_config, trainers):
     """A run directory with checkpoints 10 and 20 (two different networks), untrained."""
-    config = tiny_config("tic_tac_toe")
+    config = ttt_config
     run = tmp_path_factory.mktemp("eval") / "run"
     prepare_run_dir(run, config, resume=False, force=False)
-    trainer = make_trainer(config)
+    trainer = trainers(config)
     with Checkpointer(run) as checkpointer:
         for step in (10, 20):
             state = trainer.init(jax.random.key(step)).replace(iteration=jax.numpy.int32(step))

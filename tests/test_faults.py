@@ -109,12 +109,10 @@ def test_a_truncated_config_is_named_in_one_line(tmp_path, ttt_config):
 # --- checkpoints: unwritable, failing mid-run, damaged ---------------------------------
 
 
-@pytest.fixture(scope="module")
-def straight(tmp_path_factory, ttt_config, train_run):
-    """A 4-iteration tic-tac-toe run (checkpoints 2 and 4), never modified."""
-    run = tmp_path_factory.mktemp("faults") / "run"
-    train_run(run, ttt_config, iterations=4)
-    return run
+@pytest.fixture
+def straight(tiny_run):
+    """The session's 4-iteration tic-tac-toe run (checkpoints 2 and 4), never modified."""
+    return tiny_run
 
 
 def _copy(straight, tmp_path):

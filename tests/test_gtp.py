@@ -1,40 +1,20 @@
 """The GTP engine: protocol replies, errors that keep it running, full games against GNU Go."""
 
 import io
-import json
 import math
 import re
 import shutil
 import sys
-from pathlib import Path
 
-import jax
 import pytest
-from conftest import tiny_config
 from gtp_referee import GNUGO_RULES, GtpClient, play_match
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jaxzero.core.config import config_to_dict
-from jaxzero.core.loop import make_trainer
 from jaxzero.go.gtp import COMMANDS, GtpEngine
 from jaxzero.run.agent import load_agent
-from jaxzero.run.checkpoint import Checkpointer
 
 GNUGO = shutil.which("gnugo") or shutil.which("gnugo", path="/usr/games")
-
-
-@pytest.fixture(scope="module")
-def go_run(tmp_path_factory) -> Path:
-    """A run directory holding an (untrained) 6x6 agent's checkpoint."""
-    config = tiny_config("go_6x6", evaluation__simulations=8)
-    run = tmp_path_factory.mktemp("go") / "run"
-    run.mkdir()
-    (run / "config.json").write_text(json.dumps(config_to_dict(config)))
-    state = make_trainer(config).init(jax.random.key(0))
-    with Checkpointer(run) as checkpointer:
-        checkpointer.save(0, state, config_to_dict(config))
-    return run
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,10 @@ import shutil
 import jax
 import orbax.checkpoint as ocp
 import pytest
-from conftest import tiny_config
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core.config import config_to_dict
-from jaxzero.core.loop import make_trainer
 from jaxzero.run import agent as agent_lib
 from jaxzero.run import checkpoint as checkpoint_lib
 from jaxzero.run.agent import load_agent, load_agents
@@ -27,12 +25,12 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def saved_run(tmp_path_factory):
+def saved_run(tmp_path_factory, ttt_config, trainers):
     """A run directory with checkpoints 10, 20 and 30, untrained."""
-    config = tiny_config("tic_tac_toe")
+    config = ttt_config
     run = tmp_path_factory.mktemp("live") / "run"
     prepare_run_dir(run, config, resume=False, force=False)
-    trainer = make_trainer(config)
+    trainer = trainers(config)
     with Checkpointer(run) as checkpointer:
         for step in (10, 20, 30):
             state = trainer.init(jax.random.key(step)).replace(iteration=jax.numpy.int32(step))

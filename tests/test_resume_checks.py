@@ -28,18 +28,11 @@ def _error_line(result) -> str:
     return line
 
 
-@pytest.fixture(scope="module")
-def straight(tmp_path_factory, ttt_config, train_run):
-    """A 4-iteration tic-tac-toe run (checkpoints 2 and 4), never modified."""
-    run = tmp_path_factory.mktemp("resume") / "run"
-    train_run(run, ttt_config, iterations=4)
-    return run
-
-
 @pytest.fixture
-def run(straight, tmp_path):
+def run(tiny_run, tmp_path):
+    """A copy of the session's 4-iteration tic-tac-toe run (checkpoints 2 and 4)."""
     copy = tmp_path / "run"
-    shutil.copytree(straight, copy)
+    shutil.copytree(tiny_run, copy)
     return copy
 
 

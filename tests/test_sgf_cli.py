@@ -2,48 +2,15 @@
 
 import re
 
-import jax
-import numpy as np
 import pytest
-from conftest import tiny_config
+from conftest import untrained_run
 from typer.testing import CliRunner
 
 import envs
 from jaxzero.cli import app
-from jaxzero.core.config import apply_overrides, config_to_dict
-from jaxzero.core.loop import make_trainer
 from jaxzero.go.sgf import read_sgf, to_state
-from jaxzero.run.checkpoint import Checkpointer
-from jaxzero.run.driver import prepare_run_dir
 
 runner = CliRunner()
-
-
-def _make_run(root, game, overrides, step=5, random_network=True):
-    """A run directory with one checkpoint at ``step``. Agents read back only the
-    network, so the training state is zeros of the right shapes (cheaper than compiling
-    ``trainer.init``) except, with ``random_network``, the network's parameters: normal
-    draws from numpy (the tests need moves that vary, not a well-initialised network)."""
-    config = apply_overrides(tiny_config(game, evaluation__simulations=2), overrides)
-    run = root / game
-    prepare_run_dir(run, config, resume=False, force=False)
-    trainer = make_trainer(config)
-    abstract = jax.eval_shape(trainer.init, jax.random.key(0))
-    state = jax.tree.map(lambda x: np.zeros(x.shape, x.dtype), abstract)
-    if random_network:
-        rng = np.random.default_rng(0)
-        params = jax.tree.map(lambda x: rng.normal(0, 0.5, x.shape).astype(x.dtype), state.params)
-        state = state.replace(params=params, best_params=params)
-    state = state.replace(iteration=np.int32(step))
-    with Checkpointer(run) as checkpointer:
-        checkpointer.save(step, state, config_to_dict(config))
-    return run
-
-
-@pytest.fixture(scope="module")
-def go_run(tmp_path_factory):
-    overrides = {"network.kind": "mlp", "network.hidden_size": 8, "network.num_layers": 1}
-    return _make_run(tmp_path_factory.mktemp("runs"), "go_6x6", overrides)
 
 
 def _error_line(result) -> str:
@@ -134,7 +101,7 @@ def test_eval_writes_every_go_game_as_sgf(go_run, tmp_path):
 
 
 def test_eval_sgf_is_for_go_only(tmp_path):
-    run = _make_run(tmp_path, "tic_tac_toe", {"network.hidden_size": 8}, random_network=False)
+    run = untrained_run(tmp_path, "tic_tac_toe", {"network.hidden_size": 8}, random_network=False)
     result = runner.invoke(app, ["eval", str(run), "--sgf", str(tmp_path / "games")])
     assert "--sgf game records are written for Go only" in _error_line(result)
     assert not (tmp_path / "games").exists()

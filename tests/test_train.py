@@ -25,11 +25,10 @@ def config(ttt_config):
     return ttt_config
 
 
-@pytest.fixture(scope="module")
-def straight_run(tmp_path_factory, config, train_run):
-    run = tmp_path_factory.mktemp("straight") / "run"
-    train_run(run, config, iterations=4)
-    return run
+@pytest.fixture
+def straight_run(tiny_run):
+    """The session's 4-iteration run of ``config`` (checkpoints 2 and 4), never modified."""
+    return tiny_run
 
 
 def _restore(run, config, step=None):
