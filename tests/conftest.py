@@ -26,6 +26,12 @@ from jaxzero.run import compile_cache
 from jaxzero.run.checkpoint import Checkpointer
 from jaxzero.run.driver import prepare_run_dir
 
+# The suite compiles hundreds of tiny programs and runs each for moments: XLA's cheap
+# compile (no expensive LLVM passes) for the pytest workers and every process they start,
+# which inherit it. XLA reads it when JAX first compiles, after these imports.
+FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+if FAST_COMPILE not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip()
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmark modules (measuring_share, ...) as scripts
 sys.path.insert(0, str(ROOT / "tools"))  # tools (gtp_referee, ...) as scripts
