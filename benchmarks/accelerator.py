@@ -68,7 +68,7 @@ def sections(out: Path, toy: bool) -> list[Section]:
         play = [("tic_tac_toe", 8)]
         play_args = ["--simulations", "4", "--moves", "2", "--seconds", "0.3"]
         play_args += ["--searches", "gumbel", "--blocks", "1", "--channels", "8"]
-        learn = ["--updates", "1", "--seconds", "0.3"]
+        learn = ["--updates", "1", "--seconds", "0.3", "--minibatch", "16"]
         train = ["tic_tac_toe", *TINY_TRAIN, "--iterations", "3"]
     else:
         env = ["--batch-sizes", "1024", "65536", "--seconds", "1"]

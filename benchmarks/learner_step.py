@@ -14,8 +14,8 @@ is written as a forward convolution, slices and matmuls). Each side is timed two
 
 On XLA's CPU backend a convolution's gradients are several times slower inside a while
 loop than unrolled; the ``stock loop / ours loop`` ratio is what the training loop gains.
-The sides take turns call by call for ``--seconds`` each after a warm-up call; the table
-shows median milliseconds per update.
+The sides take turns call by call, each until it has run ``--seconds``, after a warm-up
+call; the table shows median milliseconds per update.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def main(argv=None) -> None:
     parser.add_argument("--game", default="connect_four", help="a preset with a ResNet")
     parser.add_argument("--updates", type=int, default=8, help="K updates per call")
     parser.add_argument("--seconds", type=float, default=5.0, help="timing per side")
+    parser.add_argument("--minibatch", type=int, default=0, help="N (0: the preset's)")
     args = parser.parse_args(argv)
 
     config = get_preset(args.game)
@@ -67,7 +68,7 @@ def main(argv=None) -> None:
     key = jax.random.key(0)
     params = networks.init_params(ours, env, key)
     optimizer = learner.make_optimizer(config.optim)
-    n, k = config.optim.minibatch_size, args.updates
+    n, k = args.minibatch or config.optim.minibatch_size, args.updates
     obs = jax.eval_shape(lambda: env.init(key).observation)
     keys = jax.random.split(key, 3)
     batches = replay.Batch(  # [K, N, ...]
@@ -88,10 +89,10 @@ def main(argv=None) -> None:
         jax.block_until_ready(call(carry))
         compile_s[name] = time.perf_counter() - start
     times: dict[str, list[float]] = {name: [] for name in sides}
-    while min(sum(t) for t in times.values()) < args.seconds:
-        for name, call in sides.items():
+    while waiting := [name for name, t in times.items() if sum(t) < args.seconds]:
+        for name in waiting:  # in turns, each side until it has its seconds
             start = time.perf_counter()
-            jax.block_until_ready(call(carry))
+            jax.block_until_ready(sides[name](carry))
             times[name].append(time.perf_counter() - start)
 
     ms = {name: 1e3 * statistics.median(t) / k for name, t in times.items()}
