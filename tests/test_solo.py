@@ -65,7 +65,7 @@ def test_greedy_2048_takes_the_largest_merge():
     env = envs.make("pgx/2048")
     states, keys = _random_positions(env, 64, 30)  # random positions with merges to choose
     live = ~np.asarray(states.terminated)
-    chosen = opponents.greedy(env)(None, states, jax.random.key(2))
+    chosen = jax.jit(opponents.greedy(env))(None, states, jax.random.key(2))
     after = _after_every_action(env, states, keys)  # [B, 4]
     reward = np.where(np.asarray(states.legal_action_mask), np.asarray(after.rewards[..., 0]), -1)
     got = reward[np.arange(64), np.asarray(chosen)]
@@ -76,7 +76,7 @@ def test_greedy_2048_takes_the_largest_merge():
 def test_greedy_othello_leaves_the_mover_the_most_discs():
     env = envs.make("pgx/othello")
     states, keys = _random_positions(env, 32, 12)
-    chosen = np.asarray(opponents.greedy(env)(None, states, jax.random.key(2)))
+    chosen = np.asarray(jax.jit(opponents.greedy(env))(None, states, jax.random.key(2)))
     after = _after_every_action(env, states, keys)  # [B, 65]
     observe = jax.jit(jax.vmap(jax.vmap(env.observe, in_axes=(0, None))))
     planes = np.asarray(observe(after, states.current_player))  # [B, A, 8, 8, 2]: mover's first
