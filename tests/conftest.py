@@ -41,12 +41,15 @@ pytest_plugins = ["durations_file"]  # --durations-file PATH (make test keeps ea
 # pytest workers and the `jaxzero` processes the tests start compile many identical
 # programs, which one compile serves. Kept beside pytest's own cache, out of git.
 os.environ.setdefault(compile_cache.ENV_VAR, str(ROOT / ".pytest_cache" / "xla"))
+# Every compile kept, the tiny ones too: with XLA's cheap compile most take under the
+# library's 0.5 s, and the `jaxzero` processes the tests start compile the same ones.
+os.environ.setdefault(compile_cache.MIN_SECONDS_VAR, "0")
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 _XLA_CACHE = compile_cache.enable_compile_cache()
 # The scripts the tests start that never turn the cache on (the benchmarks' sections, the
 # multi-device checks) read JAX's own variables: the same folder, the same threshold.
 if _XLA_CACHE is not None:
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(_XLA_CACHE))
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
 
 TINY: dict[str, Any] = {
     "selfplay.batch_size": 8,

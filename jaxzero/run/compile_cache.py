@@ -32,6 +32,9 @@ def default_folder() -> Path:
     return Path(base) / "jaxzero" / "xla"
 
 
+MIN_SECONDS_VAR = "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"  # JAX reads it on import
+
+
 def enable_compile_cache(setting: str | None = None) -> Path | None:
     """Turn JAX's persistent compilation cache on, in the folder ``setting`` names.
 
@@ -62,8 +65,10 @@ def enable_compile_cache(setting: str | None = None) -> Path | None:
         ) from None
     jax.config.update("jax_compilation_cache_dir", str(folder))
     _warn_in_one_line(folder)
-    # every compile of a training program is worth keeping; tiny ones are not
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    # every compile of a training program is worth keeping; tiny ones are not, unless
+    # JAX's own variable says otherwise (a test suite whose processes share tiny ones)
+    if MIN_SECONDS_VAR not in os.environ:
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
     return folder
 
 
