@@ -164,10 +164,17 @@ def after(seconds: float) -> Callable[..., None]:
     return wait
 
 
-def random_kills(scratch: Path, reference: Path, kills: int, rng: random.Random) -> Outcome:
+def random_kills(
+    scratch: Path, reference: Path, kills: int, rng: random.Random, span: float
+) -> Outcome:
+    """Kills at moments drawn within ``span``, the seconds a whole uninterrupted run took
+    (start-up included), so that they land while the run trains, however fast it is."""
     run = scratch / "killed"
-    made = kill_and_resume(run, 2, [after(rng.uniform(2.0, 16.0)) for _ in range(kills)])
+    moments = [after(rng.uniform(0.2, 0.9) * span) for _ in range(kills)]
+    made = kill_and_resume(run, 2, moments)
     problem = same_run(run, reference)
+    if not problem and kills and not made:  # a probe that probed nothing
+        problem = "no kill landed: every start finished the run first"
     detail = problem or f"final state and all {len(rows(run))} rows as uninterrupted"
     result = "failed" if problem else "survived"
     return Outcome(f"{made} kill -9 at random moments, each resumed", result, detail)
@@ -881,11 +888,13 @@ def main() -> None:
         scratch = Path(folder)
         SCRATCH.append(scratch)
         reference = scratch / "reference"
+        started = time.monotonic()
         code, output = finish(*train_args(reference, ITERATIONS, 2, resume=False))
+        span = time.monotonic() - started  # a whole run, start-up included
         if code != 0:
             sys.exit(f"the uninterrupted reference run failed:\n{output[-2000:]}")
         outcomes = [
-            random_kills(scratch, reference, args.kills, random.Random(args.seed)),
+            random_kills(scratch, reference, args.kills, random.Random(args.seed), span),
             kill_during_save(scratch, reference, args.save_kills),
             two_writers(scratch),
             *damaged_checkpoints(scratch, reference),
