@@ -22,7 +22,7 @@ import envs
 from jaxzero.core.config import Config, apply_overrides, config_to_dict
 from jaxzero.core.loop import Trainer, make_trainer
 from jaxzero.core.presets import PRESETS
-from jaxzero.run import compile_cache
+from jaxzero.run import compile_cache, ways
 from jaxzero.run.checkpoint import Checkpointer
 from jaxzero.run.driver import prepare_run_dir
 
@@ -50,6 +50,11 @@ _XLA_CACHE = compile_cache.enable_compile_cache()
 # multi-device checks) read JAX's own variables: the same folder, the same threshold.
 if _XLA_CACHE is not None:
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(_XLA_CACHE))
+
+# How a population's members run is measured once per machine and shapes
+# (jaxzero.run.ways); the suite's many tiny populations run one member at a time on the
+# devices that split them instead, and tests/test_ways.py measures.
+os.environ.setdefault(ways.AT_ONCE_VAR, "1")
 
 TINY: dict[str, Any] = {
     "selfplay.batch_size": 8,

@@ -54,6 +54,7 @@ def ttt_population(ttt_config):
         ttt_config,
         seeds=[3, 4, 5],
         hyper={"optim.learning_rate": [1e-3, 0.0, 3e-3], "selfplay.temperature": [1.0, 1.0, 0.5]},
+        members_at_once=1,
     )
     first = population.init()
     state, metrics = _run(population.iteration, first)
@@ -71,8 +72,8 @@ def test_members_are_single_runs_of_their_seeds(ttt_population, trainers):
 
 
 def test_members_vmapped_together_compute_the_same(ttt_config, ttt_population):
-    """All three members in one vmap (an accelerator's default; the search loops end
-    together over the members axis) against one at a time (a CPU's default)."""
+    """All three members in one vmap (the search loops end together over the members
+    axis) against one at a time."""
     population, _, state, _ = ttt_population
     together = make_population(
         ttt_config, seeds=population.seeds, hyper=population.hyper, members_at_once=3

@@ -53,6 +53,14 @@ def train(
             "for several keys), e.g. optim.learning_rate=1e-3,2e-3",
         ),
     ] = None,
+    members_at_once: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="A population's members vmapped together on each device (1: one at a "
+            "time, 0: all) [default: the fastest, measured once on this machine]",
+        ),
+    ] = None,
     trust_code: TrustCodeOption = False,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
@@ -72,9 +80,15 @@ def train(
         if resume:
             game = _resumed_game(run_dir, game if named else None, trust)
         population = _population(config, seeds, grid or [], resume, sgf)
+        if members_at_once is not None and not population and not resume:
+            raise UsageError("--members-at-once is for a population: add --seeds N or --grid")
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
     except (UsageError, RunDirError, ValueError) as error:
         fail(str(error))
+    if population or resume and (run_dir / "population.json").exists():
+        from jaxzero.run.ways import use_host_cores
+
+        use_host_cores()  # a CPU's cores as devices: the members split over them
     console.print(f"training {game} in {run_dir} (Ctrl-C stops and saves a checkpoint)")
     try:
         result = run_training(
@@ -87,6 +101,7 @@ def train(
             on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
             hooks=hooks,
             trust_code=trust,
+            members_at_once=members_at_once,
             **population,
         )
     except (RunDirError, CheckpointError, FileProblem, ValueError) as error:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -54,6 +55,7 @@ from jaxzero.core.loop import (
     make_step,
     make_trainer,
 )
+from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy, with_settings
 
 Array = jax.Array
@@ -174,12 +176,14 @@ def make_population(
     search: SearchPolicy | None = None,
     donate: bool = False,
     members_at_once: int = 0,
+    devices: int = 0,
 ) -> Population:
     """Build P = ``len(seeds)`` runs of ``config`` as one vmapped, jitted iteration.
 
     Args:
         config: the settings the members share (its ``seed`` is replaced by each
-            member's); ``config.num_devices`` devices split the members.
+            member's); ``config.num_devices`` devices split the members (0: as many of
+            JAX's devices as divide P evenly, each member whole on one of them).
         seeds: member k starts from ``jax.random.key(seeds[k])``, each in
             ``[0, 2**32)`` (``Config.seed``'s range: the key keeps 32 bits, so seeds
             2**32 apart would be one key); a grid's points share the seeds.
@@ -189,11 +193,12 @@ def make_population(
         network: the network module, likewise.
         search: the search policy, likewise.
         donate: let XLA reuse the input state's buffers.
-        members_at_once: how many members one step of the program vmaps together; the
-            groups then run one after another inside the same compiled iteration
-            (``lax.map``). 0 picks: every member at once on an accelerator, one at a time
-            on a CPU, where XLA's vmapped kernels (batched matmuls, per-member
-            convolutions) run slower than the members' own (docs/populations.md).
+        members_at_once: how many members of a device one step of the program vmaps
+            together; the groups then run one after another inside the same compiled
+            iteration (``lax.map``); 1: one member at a time, no vmap. 0: all of a
+            device's members at once. Which is fastest depends on the machine and the
+            shapes: ``jaxzero.run.ways.choose`` measures it (the command line does).
+        devices: how many devices split the members; 0: ``config.num_devices``.
 
     Returns:
         A :class:`Population`.
@@ -227,7 +232,7 @@ def make_population(
         for k, seed in enumerate(seeds)
     )
     values = {key: jnp.asarray([_get(m, key) for m in members], jnp.float32) for key in hyper}
-    mesh = sharding.make_mesh(config.num_devices)
+    mesh = sharding.make_mesh(devices or config.num_devices or _devices_for(len(seeds)))
     if len(seeds) % mesh.size:
         raise ValueError(
             f"a population of {len(seeds)} members cannot be split over {mesh.size} devices: "
@@ -250,6 +255,12 @@ def make_population(
         init_fn=jax.jit(jax.vmap(_member_init(trainer)), out_shardings=split),
         step=jax.jit(step, out_shardings=split, donate_argnums=(0,) if donate else ()),
     )
+
+
+def _devices_for(members: int) -> int:
+    """The most of this process's devices that split ``members`` evenly (0: every device,
+    as a job of several processes must use)."""
+    return math.gcd(members, jax.device_count()) if jax.process_count() == 1 else 0
 
 
 def _member_init(trainer: Trainer) -> Callable[[Array], PopulationState]:
@@ -295,9 +306,7 @@ def _in_groups(trainer: Trainer, local: int, at_once: int) -> Callable:
     (the members axis named, and passed to the search, so that their search loops end
     together), the groups one after another (``lax.map``) in the same program; one at a
     time, no vmap at all."""
-    if at_once <= 0:
-        at_once = 1 if jax.default_backend() == "cpu" else local
-    at_once = math.gcd(at_once, local)  # groups of equal size
+    at_once = math.gcd(at_once, local) if at_once > 0 else local  # groups of equal size
     if at_once == 1:
         one = _member_step(trainer, None)
         return lambda state, values: jax.lax.map(lambda member: one(*member), (state, values))
@@ -311,6 +320,21 @@ def _in_groups(trainer: Trainer, local: int, at_once: int) -> Callable:
         return jax.tree.map(lambda x: x.reshape(local, *x.shape[2:]), out)
 
     return grouped
+
+
+def fold_apply(apply_fn: ApplyFn, members: int) -> ApplyFn:
+    """``apply_fn`` over P members' rows folded into one batch: variables [P, ...] (each
+    member's own), observations [P·B, ...] member-major -> logits [P·B, A], value [P·B]
+    (each row by its member's network: a vmap over P of the member's B rows)."""
+
+    def apply(variables: Any, observation: Array, *, value_logits: bool = False):
+        rows = observation.reshape(members, -1, *observation.shape[1:])  # [P, B, ...]
+        logits, value = jax.vmap(lambda v, o: apply_fn(v, o, value_logits=value_logits))(
+            variables, rows
+        )
+        return logits.reshape(-1, *logits.shape[2:]), value.reshape(-1, *value.shape[2:])
+
+    return typing.cast(ApplyFn, apply)
 
 
 def _hyper_lists(hyper: Mapping[str, Any], size: int) -> dict[str, list[Any]]:

@@ -71,7 +71,7 @@ from jaxzero.measure.players import RawPolicyPlayer, evaluation_player
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.probes import ShareJudge
 from jaxzero.run import hooks as hooks_lib
-from jaxzero.run import manifest, signals
+from jaxzero.run import manifest, signals, ways
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE, read_config_dict, read_config_file
 from jaxzero.run.files import FileProblem, check_writable, json_text, os_reason, write_atomic
@@ -481,10 +481,19 @@ def _ready(
 
 
 def _build(config: Config, given: dict[str, Any]) -> Trainer | Population:
-    """``make_trainer(config)``, or ``make_population`` when ``given`` has seeds."""
+    """``make_trainer(config)``, or ``make_population`` when ``given`` has seeds, its
+    members run the way ``given`` says or the fastest measured here."""
     if given.get("seeds") is None:
         return make_trainer(config)
-    return make_population(config, seeds=given["seeds"], hyper=given.get("hyper"))
+    seeds, hyper = given["seeds"], given.get("hyper")
+    if given.get("members_at_once") is not None:
+        way = ways.Way(0, given["members_at_once"])
+    else:
+        say = lambda line: print(f"population: {line}", file=sys.stderr, flush=True)  # noqa: E731
+        way = ways.choose(config, seeds=seeds, hyper=hyper, log=say)
+    return make_population(
+        config, seeds=seeds, hyper=hyper, members_at_once=way.at_once, devices=way.devices
+    )
 
 
 def _check_trusted(run_dir: Path, config: Config, given: dict[str, Any]) -> None:
@@ -583,6 +592,7 @@ def train(
     trainer: Trainer | Population | None = None,
     seeds: Sequence[int] | None = None,
     hyper: Mapping[str, Sequence[float] | float] | None = None,
+    members_at_once: int | None = None,
     trust_code: TrustCode = False,
 ) -> TrainResult:
     """Train until ``seconds`` pass or the run reaches ``iterations`` in total.
@@ -616,6 +626,10 @@ def train(
             each member as ``RUN/members/K`` (:mod:`jaxzero.run.members`). A resumed
             population needs neither ``seeds`` nor ``hyper`` (its population.json).
         hyper: a population's hyperparameters on its axis, as ``make_population`` takes.
+        members_at_once: a population's members vmapped together on each device (1: one
+            at a time); None: the fastest way measured here (:func:`jaxzero.run.ways.choose`,
+            which also splits the members over the devices; a line on stderr says what
+            it chose).
         trust_code: resuming, import the code the run's config.json names (a
             ``module:attribute`` game, network or search function): True trusts whoever
             wrote it, a collection allows those import paths alone. By default a resumed
@@ -641,7 +655,10 @@ def train(
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
-    given: dict[str, Any] = {"seeds": seeds, "hyper": hyper, "trust_code": trust_code}
+    given: dict[str, Any] = {
+        "seeds": seeds, "hyper": hyper, "members_at_once": members_at_once,
+        "trust_code": trust_code,
+    }  # fmt: skip
     config, trainer, lock = _prepare(run_dir, config, resume, force, trainer, given)
     if iterations is None and seconds is None:
         iterations = config.train.iterations
