@@ -57,6 +57,7 @@ from jaxzero.measure.probes import make_judge
 from jaxzero.run.agent import Agent, load_agent, parse_settings
 from jaxzero.run.compile_cache import enable_compile_cache
 from jaxzero.run.driver import train
+from jaxzero.run.ways import use_host_cores
 
 ROOT = Path(__file__).resolve().parents[1]  # the pinned runs' working directory
 
@@ -287,6 +288,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     log = functools.partial(print, flush=True)
     enable_compile_cache()  # a rerun (or the other arms' processes) reads its programs back
+    use_host_cores()  # on a CPU, a population's members split over its cores
     changes = _tier_changes(parser, args)
     try:
         search = parse_settings(args.set)

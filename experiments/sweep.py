@@ -50,6 +50,7 @@ from jaxzero.run.agent import load_agent
 from jaxzero.run.compile_cache import enable_compile_cache
 from jaxzero.run.driver import train
 from jaxzero.run.report import read_metrics
+from jaxzero.run.ways import use_host_cores
 
 COLUMNS = (
     "arm", "settings", "seed", "iterations", "positions",
@@ -204,6 +205,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         budget = {"seconds": args.seconds, "iterations": args.iterations}
         enable_compile_cache()  # a rerun reads its programs back
+        use_host_cores()  # on a CPU, a population's members split over its cores
         train_all(args.game, base, runs, args.seeds, budget, args.jobs, args.out)
     except (ValueError, FileExistsError) as error:
         sys.exit(f"error: {error}")

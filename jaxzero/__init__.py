@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from jaxzero.run.agent import Agent, export_agent, load_agent
     from jaxzero.run.driver import train
     from jaxzero.run.hooks import Hook, Step
+    from jaxzero.run.ways import use_host_cores
 
 _EXPORTS = {
     # configs (jaxzero.core)
@@ -93,6 +94,7 @@ _EXPORTS = {
     "Agent": "jaxzero.run.agent",
     "load_agent": "jaxzero.run.agent",
     "export_agent": "jaxzero.run.agent",
+    "use_host_cores": "jaxzero.run.ways",
 }
 
 try:
@@ -136,6 +138,7 @@ __all__ = [
     "register_opponent",
     "register_search",
     "train",
+    "use_host_cores",
 ]
 
 
