@@ -233,8 +233,8 @@ def test_cli_seeds_and_grid(tmp_path):
         "hyper": {"optim.learning_rate": [1e-3, 1e-3, 3e-3, 3e-3]},
     }
     assert f"--checkpoint{out}/members/0" in "".join(result.output.split())
-    refused = runner.invoke(app, ["train", "--seeds", "2", "--grid", "network.channels=8,16"])
-    assert refused.exit_code == 2 and "network.channels fixes" in refused.output
+    refused = runner.invoke(app, ["train", "--seeds", "2", "--grid", "network.nope=8,16"])
+    assert refused.exit_code == 2 and "'network.nope' cannot be" in refused.output
 
 
 def test_a_population_beyond_memory_is_refused_before_compiling(ttt_config, trainers):

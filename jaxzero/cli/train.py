@@ -14,6 +14,7 @@ from jaxzero.cli.options import TrustCodeOption, trusted
 
 if TYPE_CHECKING:
     from jaxzero.core.config import Config
+    from jaxzero.run.study import Study
 
 DEFAULT_GAME = "connect_four"
 
@@ -69,6 +70,7 @@ def train(
     from jaxzero.run.driver import RunDirError, load_run_config
     from jaxzero.run.driver import train as run_training
     from jaxzero.run.files import FileProblem
+    from jaxzero.run.study import Study, is_study
 
     args = list(args or [])
     named = bool(args) and "=" not in args[0]
@@ -77,9 +79,17 @@ def train(
         run_dir = out if out is not None else Path("runs") / run_name(game)
         config = _train_config(game, args, seconds, resume)
         trust = trusted(trust_code, game if named else None)
+        if resume and is_study(run_dir):  # each arm resumed
+            budget = {"seconds": seconds, "iterations": iterations}
+            return _train_study(run_dir, None, budget, force, members_at_once, trust)
         if resume:
             game = _resumed_game(run_dir, game if named else None, trust)
         population = _population(config, seeds, grid or [], resume, sgf)
+        if "arms" in population:
+            assert config is not None  # a new study's (--grid is refused with --resume)
+            budget = {"seconds": seconds, "iterations": iterations}
+            study = Study(config, population.pop("arms"), command=_command(), **population)
+            return _train_study(run_dir, study, budget, force, members_at_once, trust)
         if members_at_once is not None and not population and not resume:
             raise UsageError("--members-at-once is for a population: add --seeds N or --grid")
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
@@ -122,6 +132,65 @@ def train(
         raise typer.Exit(128 + (result.signal or 2))
 
 
+def _train_study(
+    run_dir: Path,
+    study: Study | None,
+    budget: dict[str, Any],
+    force: bool,
+    members_at_once: int | None,
+    trust: bool | list[str],
+) -> None:
+    """Train a new ``study`` in ``run_dir``, or (None) resume the one there: each arm a
+    population in ``run_dir/arms/NAME``, one after another, each with its share of
+    ``--seconds`` (and all of ``--iterations``)."""
+    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.driver import RunDirError, holds_run
+    from jaxzero.run.driver import train as run_training
+    from jaxzero.run.files import FileProblem
+    from jaxzero.run.study import read_study, refuse_study_overwrite, write_study
+    from jaxzero.run.ways import use_host_cores
+
+    try:
+        if study is None:
+            study = read_study(run_dir)
+        else:
+            refuse_study_overwrite(run_dir, force)
+            write_study(run_dir, study)
+    except (RunDirError, FileProblem, ValueError, OSError) as error:
+        fail(str(error))
+    use_host_cores()  # a CPU's cores as devices: each arm's members split over them
+    seconds = budget["seconds"] and budget["seconds"] / len(study.arms)
+    console.print(f"study of {len(study.arms)} arms in {run_dir}: {', '.join(study.arms)}")
+    for name, settings in study.arms.items():
+        arm = study.folder(run_dir, name)
+        again = holds_run(arm) and not force  # an arm already started: resumed
+        shown = ", ".join(f"{key}={value}" for key, value in settings.items())
+        console.print(f"arm {name} ({shown}) in {arm}")
+        try:
+            result = run_training(
+                arm, None if again else study.arm_config(name), seconds=seconds,
+                iterations=budget["iterations"], resume=again, force=force,
+                on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
+                trust_code=trust, members_at_once=members_at_once,
+                seeds=None if again else study.seeds, hyper=None if again else study.hyper,
+            )  # fmt: skip
+        except (RunDirError, CheckpointError, FileProblem, ValueError) as error:
+            fail(f"arm {name}: {error}")
+        if result.interrupted:
+            console.print(f"resume:  jaxzero train --resume --out {run_dir}")
+            raise typer.Exit(128 + (result.signal or 2))
+    console.print(f"report:  jaxzero report {run_dir}   (the arms compared)")
+    console.print(f"resume:  jaxzero train --resume --out {run_dir}")
+
+
+def _command() -> str:
+    """The command line as typed: ``jaxzero train ...``."""
+    import shlex
+    import sys
+
+    return "jaxzero " + shlex.join(sys.argv[1:])
+
+
 def _train_config(
     game: str, overrides: list[str], seconds: float | None, resume: bool
 ) -> Config | None:
@@ -143,12 +212,15 @@ def _population(
     config: Config | None, seeds: int | None, grid: list[str], resume: bool, sgf: Path | None
 ) -> dict[str, Any]:
     """``train``'s ``seeds`` and ``hyper`` for ``--seeds N`` and ``--grid KEY=V1,V2``:
-    every grid point crossed with N seeds (config.seed, config.seed + 1, ...), grid-major.
-    {} for a single run; UsageError when they cannot go with the other options."""
+    every grid point of the traced keys crossed with N seeds (config.seed, config.seed +
+    1, ...), grid-major; a key that fixes a shape or the code makes arms instead
+    (``"arms"``: a study, :mod:`jaxzero.run.study`). {} for a single run; UsageError when
+    they cannot go with the other options."""
     import itertools
 
     from jaxzero.core import config as config_lib
-    from jaxzero.core.population import check_hyperparameter
+    from jaxzero.core.population import TRACED, check_hyperparameter
+    from jaxzero.run.study import arms_of
 
     if seeds is None and not grid:
         return {}
@@ -163,7 +235,8 @@ def _population(
     if repeated:  # else the last would silently win
         raise UsageError(f"--grid {repeated[0]} is given twice: list its values once, K=V1,V2,...")
     for key, text in config_lib.parse_key_values(grid, "--grid", example).items():
-        check_hyperparameter(key)
+        if key in TRACED or key not in config_lib.valid_keys() or key == "seed":
+            check_hyperparameter(key)  # a traced key passes; a name of nothing fails
         values = [v.strip() for v in text.split(",")]
         if not any(values):
             raise UsageError(f"--grid {key}= names no value: give KEY=V1,V2,... ({example})")
@@ -178,10 +251,13 @@ def _population(
             f"--seeds {count} from seed {config.seed} reaches seed {config.seed + count - 1}, "
             f"past {config_lib.MAX_SEED} (jax.random.key's range): give a lower seed"
         )
+    static = {key: values for key, values in points.items() if key not in TRACED}
+    points = {key: values for key, values in points.items() if key in TRACED}
     crossed = list(itertools.product(*points.values())) or [()]
     members = [(point, config.seed + s) for point in crossed for s in range(count)]
     hyper = {key: [point[i] for point, _ in members] for i, key in enumerate(points)}
-    return {"seeds": [seed for _, seed in members], "hyper": hyper}
+    found = {"seeds": [seed for _, seed in members], "hyper": hyper}
+    return found | ({"arms": arms_of(static)} if static else {})
 
 
 def _resumed_game(run_dir: Path, game: str | None, trust_code: bool | list[str]) -> str:

@@ -1,0 +1,208 @@
+"""Arms compared: each arm's mean over its seeds with a 95% band, and the differences.
+
+``jaxzero report DIR`` of a study (:mod:`jaxzero.run.study`) and ``jaxzero report A B ...``
+of separate runs or populations of one game both end here. An arm is a set of runs that
+differ only in their seeds (a population's members that share their hyperparameters, a
+study's arm, or a single run, an arm of one). For every metric the runs log, the
+measurements that come every ``evaluation.every`` iterations included (``eval/raw_optimal``,
+each opponent's score), one figure draws each arm's mean over its seeds against the
+iteration, with the band mean ± t(0.975, n - 1) · s / √n. ``summary.md`` gives each arm's
+last measurement of each metric, mean and 95% interval, and for each pair of arms of at
+least two seeds Welch's difference of their means with its 95% interval (the statistics
+of ``experiments/compare_search``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from pathlib import Path
+
+import numpy as np
+
+from jaxzero.measure.statistics import mean_interval, welch_difference
+from jaxzero.run.population_report import band
+from jaxzero.run.report import ReportError, plt, read_metrics
+
+# Not drawn: the row's clock and counters (every arm's grow alike).
+SKIPPED = frozenset({"iteration", "elapsed", "positions_written", "wall_seconds"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Arm:
+    """Runs of one setting that differ in their seeds.
+
+    Attributes:
+        name: how the report names it.
+        runs: each seed's run folder (with its ``metrics.jsonl``).
+    """
+
+    name: str
+    runs: tuple[Path, ...]
+
+
+Series = dict[str, dict[int, float]]  # metric -> {iteration: value} of one run
+
+
+def write_comparison(out: Path, arms: list[Arm], title: str, lines: list[str]) -> Path:
+    """The figures and ``summary.md`` comparing ``arms``, written into ``out``.
+
+    Args:
+        out: the report folder (made when missing); only its own names are written.
+        arms: the arms, each of at least one run.
+        title: the summary's heading.
+        lines: markdown said before the tables (what was compared, the command).
+
+    Returns:
+        ``out``.
+
+    Raises:
+        ReportError: a run without readable rows, or arms that share no metric.
+    """
+    series = {arm.name: [_series(run) for run in arm.runs] for arm in arms}
+    every = [set(s) for runs in series.values() for s in runs]
+    metrics = sorted(set.intersection(*every)) if every else []
+    if not metrics:
+        raise ReportError(f"{', '.join(a.name for a in arms)} share no logged metric to compare")
+    out.mkdir(parents=True, exist_ok=True)
+    figures = {metric: _figure(out, metric, series) for metric in metrics}
+    text = [f"# {title}", "", *lines, "", *_last_table(metrics, series)]
+    text += ["", *_differences(metrics, series), ""]
+    text += [f"![{metric}]({name})" for metric, name in figures.items()]
+    (out / "summary.md").write_text("\n".join(text) + "\n")
+    return out
+
+
+def _series(run: Path) -> Series:
+    """Every metric of ``run``'s rows: {iteration: value}, non-finite values left out."""
+    found: Series = {}
+    for row in read_metrics(run)[0]:
+        for name, value in row.items():
+            if name not in SKIPPED and isinstance(value, int | float):
+                found.setdefault(name, {})[int(row["iteration"])] = float(value)
+    return found
+
+
+def _last(runs: list[Series], metric: str) -> list[float]:
+    """Each run's last measurement of ``metric``."""
+    return [s[metric][max(s[metric])] for s in runs]
+
+
+def _last_table(metrics: list[str], series: dict[str, list[Series]]) -> list[str]:
+    """A row a metric: each arm's last measurement, mean [95% interval] over its seeds."""
+    heads = [f"{arm} ({len(runs)} seeds)" for arm, runs in series.items()]
+    lines = [
+        "Each arm's last measurement: the mean over its seeds [95% interval of the mean].",
+        "",
+        "| metric | " + " | ".join(heads) + " |",
+        "|---|" + "---|" * len(series),
+    ]
+    for metric in metrics:
+        cells = []
+        for runs in series.values():
+            mean, low, high = mean_interval(_last(runs, metric))
+            cells.append(f"{mean:.4g} [{low:.4g}, {high:.4g}]" if len(runs) > 1 else f"{mean:.4g}")
+        lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _differences(metrics: list[str], series: dict[str, list[Series]]) -> list[str]:
+    """Welch's difference of the last measurement, for each pair of arms of 2+ seeds."""
+    pairs = [
+        (a, b) for a, b in itertools.combinations(series, 2)
+        if len(series[a]) > 1 and len(series[b]) > 1
+    ]  # fmt: skip
+    if not pairs:
+        return ["No pair of arms has two seeds each: no difference has an interval."]
+    lines = [
+        "Differences of the last measurement (first arm minus second), Welch's 95% interval;",
+        "an interval that excludes 0 is a difference the seeds' spread does not explain.",
+        "",
+        "| metric | " + " | ".join(f"{a} − {b}" for a, b in pairs) + " |",
+        "|---|" + "---|" * len(pairs),
+    ]
+    for metric in metrics:
+        cells = []
+        for a, b in pairs:
+            diff, low, high = welch_difference(_last(series[a], metric), _last(series[b], metric))
+            cells.append(f"{diff:+.4g} [{low:+.4g}, {high:+.4g}]")
+        lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _figure(out: Path, metric: str, series: dict[str, list[Series]]) -> str:
+    """``metric`` per arm, mean over its seeds with its band, at the iterations every
+    seed of the arm measured; the file's name."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, (arm, runs) in enumerate(series.items()):
+        steps = sorted(set.intersection(*(set(s[metric]) for s in runs)))
+        values = np.array([[s[metric][t] for t in steps] for s in runs])  # [n, T]
+        mean, half = band(values)
+        ax.plot(steps, mean, color=f"C{i}", marker="." if len(steps) < 30 else None,
+                label=f"{arm} ({len(runs)} seeds)")  # fmt: skip
+        ax.fill_between(steps, mean - half, mean + half, color=f"C{i}", alpha=0.2)
+    ax.set(title=f"{metric}: mean over seeds, 95% band", xlabel="iteration", ylabel=metric)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    name = metric.replace("/", "_") + ".png"
+    fig.savefig(out / name, dpi=110)
+    plt.close(fig)
+    return name
+
+
+def arms_of(folder: Path, label: str) -> list[Arm]:
+    """The arms a run folder holds: a single run is one arm of one seed; a population's
+    members that share their hyperparameters are one arm each (diverged members left
+    out: their rows stop where they did)."""
+    from jaxzero.run.members import member_folder, read_diverged, read_population
+    from jaxzero.run.population_report import arms
+
+    if not (folder / "population.json").is_file():
+        return [Arm(label, (folder,))]
+    seeds, hyper = read_population(folder)
+    diverged = read_diverged(folder)
+    grouped = arms(hyper, len(seeds))
+    found = []
+    for group, members in grouped.items():
+        runs = tuple(member_folder(folder, k) for k in members if k not in diverged)
+        if runs:
+            found.append(Arm(label if len(grouped) == 1 else f"{label}, {group}", runs))
+    return found
+
+
+def write_study_report(root: Path) -> Path:
+    """``jaxzero report DIR`` of a study: its arms compared, into ``DIR/report``."""
+    from jaxzero.run.study import read_study
+
+    try:
+        study = read_study(root)
+    except ValueError as error:
+        raise ReportError(str(error)) from None
+    arms = [arm for name in study.arms for arm in arms_of(study.folder(root, name), name)]
+    seeds = len(study.seeds) // max(1, len(arms) // max(1, len(study.arms)))
+    lines = [
+        f"{len(study.arms)} arms of {study.config.game}, {seeds} seeds each "
+        f"({', '.join(f'`{name}`' for name in study.arms)}), in `{root.name}/arms/NAME`.",
+        "",
+        f"Command: `{study.command}`" if study.command else "",
+    ]
+    return write_comparison(root / "report", arms, f"Study report: {root.name}", lines)
+
+
+def write_runs_report(folders: list[Path], out: Path) -> Path:
+    """``jaxzero report A B ... --out DIR``: runs and populations of one game compared."""
+    from jaxzero.run.driver import load_run_config
+
+    games = {}
+    for folder in folders:
+        try:
+            games[folder] = load_run_config(folder).game
+        except (OSError, ValueError) as error:
+            raise ReportError(f"{folder} is not a run to compare ({error})") from None
+    if len(set(games.values())) > 1:
+        listed = ", ".join(f"{folder} ({game})" for folder, game in games.items())
+        raise ReportError(f"the runs train different games: {listed}; compare one game's")
+    arms = [arm for folder in folders for arm in arms_of(folder, folder.name)]
+    lines = [f"{len(arms)} arms of {next(iter(games.values()))}: " + ", ".join(map(str, folders))]
+    return write_comparison(out, arms, "Runs compared", lines)

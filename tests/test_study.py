@@ -1,0 +1,98 @@
+"""A study in one command: arms × seeds (jaxzero.run.study), one report comparing the arms
+(jaxzero.run.comparison), every arm an ordinary population."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from jaxzero.cli import app
+from jaxzero.run.study import arms_of, read_study, split_grid
+
+runner = CliRunner()
+TINY = [
+    "selfplay.batch_size=8", "selfplay.moves_per_iteration=2", "replay.capacity=64",
+    "replay.min_size=8", "optim.minibatch_size=8", "optim.updates_per_iteration=1",
+    "network.hidden_size=16", "search.num_simulations=2",
+    "search.max_num_considered_actions=2", "evaluation.every=2",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """Two seeds × PUCT and Gumbel, four iterations: the issue's command at toy sizes."""
+    out = tmp_path_factory.mktemp("study") / "ttt"
+    args = ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--grid", "search.kind=puct,gumbel"]
+    result = runner.invoke(app, [*args, "--iterations", "4", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_static_values_become_arms_named_from_them():
+    traced, static = split_grid({"optim.learning_rate": [1e-3, 2e-3], "search.kind": ["puct"]})
+    assert traced == {"optim.learning_rate": [1e-3, 2e-3]} and static == {"search.kind": ["puct"]}
+    arms = arms_of({"search.kind": ["puct", "gumbel"], "search.num_simulations": [8, 32]})
+    assert list(arms)[:2] == ["kind-puct_num_simulations-8", "kind-puct_num_simulations-32"]
+    assert arms["kind-gumbel_num_simulations-32"] == {
+        "search.kind": "gumbel", "search.num_simulations": 32,
+    }  # fmt: skip
+
+
+def test_a_study_trains_each_arm_as_a_population(study):
+    recorded = read_study(study)
+    assert list(recorded.arms) == ["kind-puct", "kind-gumbel"] and recorded.seeds == [0, 1]
+    for name, kind in (("kind-puct", "puct"), ("kind-gumbel", "gumbel")):
+        arm = study / "arms" / name
+        assert json.loads((arm / "config.json").read_text())["search"]["kind"] == kind
+        assert json.loads((arm / "population.json").read_text())["seeds"] == [0, 1]
+        rows = (arm / "members" / "1" / "metrics.jsonl").read_text().splitlines()
+        assert json.loads(rows[-1])["iteration"] == 4
+
+
+def test_the_report_compares_the_arms_with_a_difference(study):
+    result = runner.invoke(app, ["report", str(study)])
+    assert result.exit_code == 0, result.output
+    summary = (study / "report" / "summary.md").read_text()
+    assert "| metric | kind-puct (2 seeds) | kind-gumbel (2 seeds) |" in summary
+    # the second table's row: the difference with its interval, "+0.01 [-0.2, +0.2]"
+    row = [line for line in summary.splitlines() if line.startswith("| eval/raw_optimal |")][-1]
+    difference, interval = row.split("|")[2].split(" [")
+    assert difference.strip()[0] in "+-", row
+    low, high = (float(x) for x in interval.rstrip("] ").split(","))
+    assert low <= float(difference) <= high and low < high
+    assert (study / "report" / "eval_raw_optimal.png").stat().st_size > 1000
+
+
+def test_a_study_resumes_and_its_members_evaluate_and_export(study, tmp_path):
+    refused = runner.invoke(app, ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--grid",
+                                  "search.kind=puct,gumbel", "--out", str(study)])  # fmt: skip
+    assert refused.exit_code == 2 and "already holds a study" in refused.output
+    resumed = runner.invoke(app, ["train", "--resume", "--out", str(study), "--iterations", "6"])
+    assert resumed.exit_code == 0, resumed.output
+    for name in ("kind-puct", "kind-gumbel"):
+        rows = (study / "arms" / name / "members" / "0" / "metrics.jsonl").read_text()
+        assert json.loads(rows.splitlines()[-1])["iteration"] == 6
+    member = str(study / "arms" / "kind-gumbel" / "members" / "1")
+    evaluated = runner.invoke(app, ["eval", member, "--opponents", "random", "--games", "2"])
+    assert evaluated.exit_code == 0, evaluated.output
+    exported = runner.invoke(app, ["export", member, "--out", str(tmp_path / "agent")])
+    assert exported.exit_code == 0, exported.output
+    assert (tmp_path / "agent").is_dir()
+
+
+def test_several_runs_compare_into_a_folder_and_other_folders_are_refused(study, tmp_path):
+    arms = [str(study / "arms" / "kind-puct"), str(study / "arms" / "kind-gumbel")]
+    alone = runner.invoke(app, ["report", *arms])
+    assert alone.exit_code == 2 and "--out DIR" in alone.output
+    compared = runner.invoke(app, ["report", *arms, "--out", str(tmp_path / "cmp")])
+    assert compared.exit_code == 0, compared.output
+    assert "kind-puct − kind-gumbel" in (tmp_path / "cmp" / "summary.md").read_text()
+    foreign = tmp_path / "notes"
+    foreign.mkdir()
+    (foreign / "mine.txt").write_text("keep")
+    args = ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--grid", "search.kind=puct,gumbel"]
+    refused = runner.invoke(app, [*args, "--out", str(foreign), "--force"])
+    assert refused.exit_code == 2 and "is not a jaxzero study" in refused.output
+    assert (foreign / "mine.txt").read_text() == "keep" and len(list(foreign.iterdir())) == 1
