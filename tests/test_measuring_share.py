@@ -42,7 +42,7 @@ class State:
     best_params = None
 
 
-def test_matches_stay_within_their_share_and_the_raw_share_is_always_logged():
+def test_matches_stay_within_their_share_and_the_raw_share_is_always_logged(capsys):
     clock = FakeClock()
     matches = Matches(clock, seconds=60.0)
     judged = []
@@ -67,6 +67,10 @@ def test_matches_stay_within_their_share_and_the_raw_share_is_always_logged():
     # after the first matches' cost is known the share only falls towards its limit
     assert max(shares[shares.index(max(shares)) + 1 :]) <= max(shares)
     assert 0.03 < clock.checking / clock.now <= 0.05 + 0.5 / 225 and matches.played >= 10
+    # the first skip is told once, with the setting that has them all
+    [told] = capsys.readouterr().err.strip().splitlines()
+    assert told.startswith("evaluation: the matches at iteration 50 were skipped to keep")
+    assert "evaluation.max_share=0.05" in told and "evaluation.max_share=1 plays" in told
 
 
 def test_a_share_of_one_plays_every_time():
@@ -77,6 +81,13 @@ def test_a_share_of_one_plays_every_time():
         clock.now += 1.0
         hook(Step(iteration, State(), {}, {}, clock))
     assert matches.played == 5
+
+
+def test_no_skip_no_line(capsys):
+    clock = FakeClock()
+    hook = EvaluationHook(Matches(clock, seconds=1.0), every=1, seed=0, max_share=1.0)
+    hook(Step(1, State(), {}, {}, clock))
+    assert capsys.readouterr().err == ""
 
 
 def test_the_benchmark_reads_each_measurement_from_the_gap_after_its_row():

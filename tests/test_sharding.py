@@ -280,10 +280,13 @@ TWO_DEVICE_POPULATION = """
     on = lambda n: apply_overrides(config, {{"num_devices": n}})
     split = make_population(on(2), seeds=range(4), hyper=hyper)
     whole = make_population(on(1), seeds=range(4), hyper=hyper)
-    a, b = split.init(), whole.init()
+    # a CPU's way: the members over the devices (its cores), one at a time on each
+    cores = make_population(config, seeds=range(4), hyper=hyper, members_at_once=1, devices=2)
+    a, b, c = split.init(), whole.init(), cores.init()
     for _ in range(2):
         a, metrics, _ = split.iteration(a)
         b, _, _ = whole.iteration(b)
+        c, _, _ = cores.iteration(c)
     hlo = split.step.lower(a, split.values).compile().as_text()
     kinds = r"\\s(all-gather|all-reduce|collective-permute|all-to-all|reduce-scatter)(-start)?\\("
     flat = lambda tree: np.concatenate([np.ravel(x) for x in jax.tree.leaves(jax.device_get(tree))])
@@ -294,6 +297,10 @@ TWO_DEVICE_POPULATION = """
         "max_param_diff": float(np.abs(flat(a.params) - flat(b.params)).max()),
         "replay_equal": bool((flat(a.replay.observation) == flat(b.replay.observation)).all()),
         "policy_diff": float(np.abs(flat(a.replay.policy) - flat(b.replay.policy)).max()),
+        "cores_param_diff": float(np.abs(flat(c.params) - flat(b.params)).max()),
+        "cores_replay_equal": bool((flat(c.replay.observation) == flat(b.replay.observation)).all())
+        and float(np.abs(flat(c.replay.policy) - flat(b.replay.policy)).max()) <= 1e-5,
+        "cores_games": flat(c.positions_written).tolist() == flat(b.positions_written).tolist(),
         "metric_shape": list(metrics["policy_loss"].shape),
     }}))
 """
@@ -307,4 +314,5 @@ def test_a_population_splits_member_wise_with_no_collective():
     assert r["collectives"] == 0, r
     assert r["shards"] == [2, 2]
     assert r["max_param_diff"] <= 1e-5 and r["policy_diff"] <= 1e-5 and r["replay_equal"]
+    assert r["cores_param_diff"] <= 1e-5 and r["cores_replay_equal"] and r["cores_games"]
     assert r["metric_shape"] == [4]

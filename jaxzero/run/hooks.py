@@ -21,6 +21,7 @@ import dataclasses
 import json
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import multihost_utils
 
+from jaxzero.core import sharding
 from jaxzero.measure.evaluation import Evaluation, SoloEvaluation
 from jaxzero.measure.gate import Gate, copy_variables
 from jaxzero.run import manifest
@@ -316,6 +318,7 @@ class EvaluationHook:
     judge: Callable[[Any], dict[str, float]] | None = None
     max_share: float = 1.0
     _seconds: float = 0.0  # how long the matches last took in this process
+    _said: bool = False  # whether the first skip was told
 
     def __call__(self, step: Step) -> None:
         if step.iteration % self.every:
@@ -326,8 +329,9 @@ class EvaluationHook:
         fits = step.clock.allows(self._seconds) and self._affordable(step.clock)
         if jax.process_count() > 1:  # one decision for all hosts: process 0's clock
             fits = bool(multihost_utils.broadcast_one_to_all(np.bool_(fits)))
-        if not fits:
-            return  # it would overrun the time budget or the measuring share
+        if not fits:  # it would overrun the time budget or the measuring share
+            self._tell_skip(step)
+            return
         key = check_key(self.seed, EVAL_STREAM, step.iteration)
         begin = step.clock.elapsed()
         with step.clock.check(step.state):
@@ -335,6 +339,26 @@ class EvaluationHook:
         # the results of this evaluation, of the kind its own metrics read (mypy cannot pair them)
         step.checks |= self.evaluation.metrics(results)  # type: ignore[arg-type]
         self._seconds = step.clock.elapsed() - begin
+
+    def _tell_skip(self, step: Step) -> None:
+        """Say once, on stderr, why the matches were skipped and how to have them all."""
+        if self._said or not sharding.is_main_process():
+            return
+        self._said = True
+        why = (
+            f"to keep measuring within evaluation.max_share={self.max_share:g} of the run's "
+            f"time (they last took {self._seconds:.0f} s)"
+            if step.clock.allows(self._seconds)
+            else "as they would overrun the run's time budget"
+        )
+        measured = " (eval/raw_optimal is still measured each time)" if self.judge else ""
+        print(
+            f"evaluation: the matches at iteration {step.iteration} were skipped {why}"
+            f"{measured}, as they will be whenever they do not fit; evaluation.max_share=1 "
+            f"plays them every {self.every} iterations (said once)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def _affordable(self, clock: Clock) -> bool:
         """Whether the matches, at their last duration, keep the checks within
