@@ -15,8 +15,8 @@ down), each with its own time limit cut from the total ``--minutes``:
 * learner: updates/s of the Connect Four preset's ResNet with our convolution and with
   Flax's stock one (``learner_step.py``; the custom one exists for XLA:CPU, the table
   says which to pick on this backend);
-* population: eight members vmapped and one at a time against runs one after another,
-  tic-tac-toe and Connect Four (``population.py``);
+* population: members each way (vmapped, one at a time, over the host's cores) against
+  runs one after another, tic-tac-toe and Connect Four (``population.py``);
 * training: a minute of ``jaxzero train connect_four`` (its metrics.jsonl: the curve).
 
 The sections run in the order of what they are worth, so that a short lease still brings

@@ -14,7 +14,6 @@ from jaxzero.cli.options import TrustCodeOption, trusted
 
 if TYPE_CHECKING:
     from jaxzero.core.config import Config
-    from jaxzero.run.study import Study
 
 DEFAULT_GAME = "connect_four"
 
@@ -62,12 +61,16 @@ def train(
             "time, 0: all) [default: the fastest, measured once on this machine]",
         ),
     ] = None,
+    jobs: Annotated[
+        int, typer.Option(min=1, help="A study's arms trained at once, each on its own cores")
+    ] = 1,
+    arm: Annotated[str | None, typer.Option(hidden=True)] = None,  # one arm of the study at --out
     trust_code: TrustCodeOption = False,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
-    from jaxzero.core.trust import imported_code
+    from jaxzero.cli.study import train_study
     from jaxzero.run.checkpoint import CheckpointError
-    from jaxzero.run.driver import RunDirError, load_run_config
+    from jaxzero.run.driver import RunDirError
     from jaxzero.run.driver import train as run_training
     from jaxzero.run.files import FileProblem
     from jaxzero.run.study import Study, is_study
@@ -79,9 +82,11 @@ def train(
         run_dir = out if out is not None else Path("runs") / run_name(game)
         config = _train_config(game, args, seconds, resume)
         trust = trusted(trust_code, game if named else None)
-        if resume and is_study(run_dir):  # each arm resumed
+        if arm is not None and not is_study(run_dir):
+            raise UsageError(f"--arm trains an arm of a study, and {run_dir} holds none")
+        if (resume or arm is not None) and is_study(run_dir):  # its arms resumed
             budget = {"seconds": seconds, "iterations": iterations}
-            return _train_study(run_dir, None, budget, force, members_at_once, trust)
+            return train_study(run_dir, None, budget, force, members_at_once, trust, jobs, arm)
         if resume:
             game = _resumed_game(run_dir, game if named else None, trust)
         population = _population(config, seeds, grid or [], resume, sgf)
@@ -89,7 +94,7 @@ def train(
             assert config is not None  # a new study's (--grid is refused with --resume)
             budget = {"seconds": seconds, "iterations": iterations}
             study = Study(config, population.pop("arms"), command=_command(), **population)
-            return _train_study(run_dir, study, budget, force, members_at_once, trust)
+            return train_study(run_dir, study, budget, force, members_at_once, trust, jobs, arm)
         if members_at_once is not None and not population and not resume:
             raise UsageError("--members-at-once is for a population: add --seeds N or --grid")
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
@@ -116,6 +121,15 @@ def train(
         )
     except (RunDirError, CheckpointError, FileProblem, ValueError) as error:
         fail(str(error))
+    _say_next(run_dir, result)
+
+
+def _say_next(run_dir: Path, result: Any) -> None:
+    """How the run stopped, and the commands that go on from it (exit 128 + the signal
+    when one stopped it: saved and stopped, the shell still learns it was a signal)."""
+    from jaxzero.core.trust import imported_code
+    from jaxzero.run.driver import load_run_config
+
     how = "interrupted" if result.interrupted else "stopped"
     console.print(
         f"{how} at iteration {result.iterations} after {result.seconds:.0f}s; "
@@ -128,59 +142,8 @@ def train(
         console.print(f"report:  jaxzero report {run_dir}   (each arm across its seeds)")
         run_dir = run_dir / "members" / "0"
     console.print(f"play:    jaxzero play --checkpoint {run_dir}{flag}")
-    if result.interrupted:  # saved and stopped: the shell still learns it was a signal
+    if result.interrupted:
         raise typer.Exit(128 + (result.signal or 2))
-
-
-def _train_study(
-    run_dir: Path,
-    study: Study | None,
-    budget: dict[str, Any],
-    force: bool,
-    members_at_once: int | None,
-    trust: bool | list[str],
-) -> None:
-    """Train a new ``study`` in ``run_dir``, or (None) resume the one there: each arm a
-    population in ``run_dir/arms/NAME``, one after another, each with its share of
-    ``--seconds`` (and all of ``--iterations``)."""
-    from jaxzero.run.checkpoint import CheckpointError
-    from jaxzero.run.driver import RunDirError, holds_run
-    from jaxzero.run.driver import train as run_training
-    from jaxzero.run.files import FileProblem
-    from jaxzero.run.study import read_study, refuse_study_overwrite, write_study
-    from jaxzero.run.ways import use_host_cores
-
-    try:
-        if study is None:
-            study = read_study(run_dir)
-        else:
-            refuse_study_overwrite(run_dir, force)
-            write_study(run_dir, study)
-    except (RunDirError, FileProblem, ValueError, OSError) as error:
-        fail(str(error))
-    use_host_cores()  # a CPU's cores as devices: each arm's members split over them
-    seconds = budget["seconds"] and budget["seconds"] / len(study.arms)
-    console.print(f"study of {len(study.arms)} arms in {run_dir}: {', '.join(study.arms)}")
-    for name, settings in study.arms.items():
-        arm = study.folder(run_dir, name)
-        again = holds_run(arm) and not force  # an arm already started: resumed
-        shown = ", ".join(f"{key}={value}" for key, value in settings.items())
-        console.print(f"arm {name} ({shown}) in {arm}")
-        try:
-            result = run_training(
-                arm, None if again else study.arm_config(name), seconds=seconds,
-                iterations=budget["iterations"], resume=again, force=force,
-                on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
-                trust_code=trust, members_at_once=members_at_once,
-                seeds=None if again else study.seeds, hyper=None if again else study.hyper,
-            )  # fmt: skip
-        except (RunDirError, CheckpointError, FileProblem, ValueError) as error:
-            fail(f"arm {name}: {error}")
-        if result.interrupted:
-            console.print(f"resume:  jaxzero train --resume --out {run_dir}")
-            raise typer.Exit(128 + (result.signal or 2))
-    console.print(f"report:  jaxzero report {run_dir}   (the arms compared)")
-    console.print(f"resume:  jaxzero train --resume --out {run_dir}")
 
 
 def _command() -> str:

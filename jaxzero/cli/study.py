@@ -1,0 +1,177 @@
+"""``jaxzero train --grid`` of a setting that fixes a shape or the code: a study, each arm a
+population trained in ``DIR/arms/NAME`` (:mod:`jaxzero.run.study`), one after another or
+``--jobs J`` at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from jaxzero.cli.app import console, fail
+from jaxzero.run.study import Study
+
+
+def train_study(
+    run_dir: Path,
+    study: Study | None,
+    budget: dict[str, Any],
+    force: bool,
+    members_at_once: int | None,
+    trust: bool | list[str],
+    jobs: int = 1,
+    only: str | None = None,
+) -> None:
+    """Train a new ``study`` in ``run_dir``, or (None) go on with the one there: each arm
+    a population in ``run_dir/arms/NAME`` (resumed where it started), ``jobs`` at a time,
+    each with its share of ``--seconds`` and all of ``--iterations``; ``only`` one arm."""
+    from jaxzero.run.driver import RunDirError
+    from jaxzero.run.files import FileProblem
+    from jaxzero.run.study import read_study, refuse_study_overwrite, write_study
+
+    try:
+        if study is None:
+            study = read_study(run_dir)
+        else:
+            refuse_study_overwrite(run_dir, force)
+            write_study(run_dir, study)
+        if only is not None and only not in study.arms:
+            raise ValueError(f"{run_dir} has no arm {only!r}: its arms are {', '.join(study.arms)}")
+    except (RunDirError, FileProblem, ValueError, OSError) as error:
+        fail(str(error))
+    names = [only] if only is not None else list(study.arms)
+    rounds = -(-len(names) // jobs)  # the arms' turns on the cores
+    seconds = budget["seconds"] and budget["seconds"] / (1 if only else rounds)
+    if only is None:
+        console.print(f"study of {len(names)} arms in {run_dir}: {', '.join(names)}")
+    if jobs > 1 and len(names) > 1:
+        _arms_at_once(run_dir, names, seconds, budget["iterations"], force, members_at_once,
+                      trust, jobs)  # fmt: skip
+    else:
+        for name in names:
+            _train_arm(run_dir, study, name, seconds, budget["iterations"], force,
+                       members_at_once, trust)  # fmt: skip
+    if only is None:
+        console.print(f"report:  jaxzero report {run_dir}   (the arms compared)")
+        console.print(f"resume:  jaxzero train --resume --out {run_dir}")
+
+
+def _train_arm(
+    run_dir: Path,
+    study: Study,
+    name: str,
+    seconds: float | None,
+    iterations: int | None,
+    force: bool,
+    members_at_once: int | None,
+    trust: bool | list[str],
+) -> None:
+    """Arm ``name`` in this process: new, resumed where it started, or (``force``)
+    started over."""
+    from jaxzero.cli.train import _progress_line
+    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.driver import RunDirError, holds_run
+    from jaxzero.run.driver import train as run_training
+    from jaxzero.run.files import FileProblem
+    from jaxzero.run.ways import use_host_cores
+
+    use_host_cores()  # a CPU's cores as devices: the arm's members split over them
+    arm = study.folder(run_dir, name)
+    again = holds_run(arm) and not force  # an arm already started: resumed
+    shown = ", ".join(f"{key}={value}" for key, value in study.arms[name].items())
+    console.print(f"arm {name} ({shown}) in {arm}")
+    try:
+        result = run_training(
+            arm, None if again else study.arm_config(name), seconds=seconds,
+            iterations=iterations, resume=again, force=force,
+            on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
+            trust_code=trust, members_at_once=members_at_once,
+            seeds=None if again else study.seeds, hyper=None if again else study.hyper,
+        )  # fmt: skip
+    except (RunDirError, CheckpointError, FileProblem, ValueError) as error:
+        fail(f"arm {name}: {error}")
+    if result.interrupted:
+        console.print(f"resume:  jaxzero train --resume --out {run_dir}")
+        raise typer.Exit(128 + (result.signal or 2))
+
+
+def _arms_at_once(
+    run_dir: Path,
+    names: list[str],
+    seconds: float | None,
+    iterations: int | None,
+    force: bool,
+    members_at_once: int | None,
+    trust: bool | list[str],
+    jobs: int,
+) -> None:
+    """The arms, ``jobs`` at a time, each a ``jaxzero train --arm NAME`` process on its own
+    share of the CPUs (its members split over them), its lines prefixed by its name."""
+    cpus = sorted(os.sched_getaffinity(0))
+    share = max(1, len(cpus) // jobs)
+    groups = [cpus[i * share : (i + 1) * share] or cpus for i in range(jobs)]
+    waiting, failed = list(names), []
+    running: dict[subprocess.Popen, tuple[int, str]] = {}  # process: (its CPU group, arm)
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            free = next(i for i in range(jobs) if i not in [g for g, _ in running.values()])
+            name = waiting.pop(0)
+            command = [
+                sys.executable,
+                "-m",
+                "jaxzero",
+                "train",
+                "--out",
+                str(run_dir),
+                "--arm",
+                name,
+                *_passed(seconds, iterations, force, members_at_once, trust),
+            ]
+            running[_start(command, name, groups[free])] = (free, name)  # fmt: skip
+        done = next((p for p in running if p.poll() is not None), None)
+        if done is None:
+            threading.Event().wait(0.2)
+            continue
+        _, name = running.pop(done)
+        if done.returncode:
+            failed.append(f"{name} (exit {done.returncode})")
+    if failed:
+        fail(f"arms that did not finish: {', '.join(failed)}; see their lines above")
+
+
+def _passed(
+    seconds: float | None,
+    iterations: int | None,
+    force: bool,
+    members_at_once: int | None,
+    trust: bool | list[str],
+) -> list[str]:
+    """The options an arm's process is given."""
+    options = [] if seconds is None else ["--seconds", repr(seconds)]
+    options += [] if iterations is None else ["--iterations", str(iterations)]
+    options += ["--force"] if force else []
+    options += [] if members_at_once is None else ["--members-at-once", str(members_at_once)]
+    return options + (["--trust-code"] if trust is True else [])
+
+
+def _start(command: list[str], name: str, cpus: list[int]) -> subprocess.Popen:
+    """``command`` pinned to ``cpus``, each core a device, its output echoed as
+    ``[NAME] line``."""
+    env = os.environ | {"JAXZERO_HOST_DEVICES": str(len(cpus))}
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: os.sched_setaffinity(0, cpus),
+    )  # fmt: skip
+
+    def echo() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            print(f"[{name}] {line}", end="", flush=True)
+
+    threading.Thread(target=echo, daemon=True).start()
+    return process
