@@ -27,77 +27,46 @@ def train_study(
     jobs: int = 1,
     only: str | None = None,
 ) -> None:
-    """Train a new ``study`` in ``run_dir``, or (None) go on with the one there: each arm
-    a population in ``run_dir/arms/NAME`` (resumed where it started), ``jobs`` at a time,
-    each with its share of ``--seconds`` and all of ``--iterations``; ``only`` one arm."""
+    """Train a new ``study`` in ``run_dir``, or (None) go on with the one there
+    (:func:`jaxzero.run.study.train_study`), ``jobs`` arms at a time, each with its
+    share of ``--seconds`` and all of ``--iterations``; ``only`` one arm."""
+    from jaxzero.cli.train import _progress_line
+    from jaxzero.run.checkpoint import CheckpointError
     from jaxzero.run.driver import RunDirError
     from jaxzero.run.files import FileProblem
     from jaxzero.run.study import read_study, refuse_study_overwrite, write_study
+    from jaxzero.run.study import train_study as train_arms
+    from jaxzero.run.ways import use_host_cores
 
+    use_host_cores()  # a CPU's cores as devices: each arm's members split over them
     try:
-        if study is None:
-            study = read_study(run_dir)
+        if jobs > 1 and only is None:
+            if study is None:
+                study = read_study(run_dir)
+            else:
+                refuse_study_overwrite(run_dir, force)
+                write_study(run_dir, study)
+            console.print(f"study of {len(study.arms)} arms in {run_dir}: {', '.join(study.arms)}")
+            rounds = -(-len(study.arms) // jobs)  # the arms' turns on the cores
+            seconds = budget["seconds"] and budget["seconds"] / rounds
+            _arms_at_once(run_dir, list(study.arms), seconds, budget["iterations"], force,
+                          members_at_once, trust, jobs)  # fmt: skip
         else:
-            refuse_study_overwrite(run_dir, force)
-            write_study(run_dir, study)
-        if only is not None and only not in study.arms:
-            raise ValueError(f"{run_dir} has no arm {only!r}: its arms are {', '.join(study.arms)}")
-    except (RunDirError, FileProblem, ValueError, OSError) as error:
+            results = train_arms(
+                run_dir, study, seconds=budget["seconds"], iterations=budget["iterations"],
+                force=force, members_at_once=members_at_once, trust_code=trust,
+                on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
+                log=console.print, only=only,
+            )  # fmt: skip
+            stopped = [r for r in results.values() if r.interrupted]
+            if stopped:
+                console.print(f"resume:  jaxzero train --resume --out {run_dir}")
+                raise typer.Exit(128 + (stopped[0].signal or 2))
+    except (RunDirError, CheckpointError, FileProblem, ValueError, OSError) as error:
         fail(str(error))
-    names = [only] if only is not None else list(study.arms)
-    rounds = -(-len(names) // jobs)  # the arms' turns on the cores
-    seconds = budget["seconds"] and budget["seconds"] / (1 if only else rounds)
-    if only is None:
-        console.print(f"study of {len(names)} arms in {run_dir}: {', '.join(names)}")
-    if jobs > 1 and len(names) > 1:
-        _arms_at_once(run_dir, names, seconds, budget["iterations"], force, members_at_once,
-                      trust, jobs)  # fmt: skip
-    else:
-        for name in names:
-            _train_arm(run_dir, study, name, seconds, budget["iterations"], force,
-                       members_at_once, trust)  # fmt: skip
     if only is None:
         console.print(f"report:  jaxzero report {run_dir}   (the arms compared)")
         console.print(f"resume:  jaxzero train --resume --out {run_dir}")
-
-
-def _train_arm(
-    run_dir: Path,
-    study: Study,
-    name: str,
-    seconds: float | None,
-    iterations: int | None,
-    force: bool,
-    members_at_once: int | None,
-    trust: bool | list[str],
-) -> None:
-    """Arm ``name`` in this process: new, resumed where it started, or (``force``)
-    started over."""
-    from jaxzero.cli.train import _progress_line
-    from jaxzero.run.checkpoint import CheckpointError
-    from jaxzero.run.driver import RunDirError, holds_run
-    from jaxzero.run.driver import train as run_training
-    from jaxzero.run.files import FileProblem
-    from jaxzero.run.ways import use_host_cores
-
-    use_host_cores()  # a CPU's cores as devices: the arm's members split over them
-    arm = study.folder(run_dir, name)
-    again = holds_run(arm) and not force  # an arm already started: resumed
-    shown = ", ".join(f"{key}={value}" for key, value in study.arms[name].items())
-    console.print(f"arm {name} ({shown}) in {arm}")
-    try:
-        result = run_training(
-            arm, None if again else study.arm_config(name), seconds=seconds,
-            iterations=iterations, resume=again, force=force,
-            on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
-            trust_code=trust, members_at_once=members_at_once,
-            seeds=None if again else study.seeds, hyper=None if again else study.hyper,
-        )  # fmt: skip
-    except (RunDirError, CheckpointError, FileProblem, ValueError) as error:
-        fail(f"arm {name}: {error}")
-    if result.interrupted:
-        console.print(f"resume:  jaxzero train --resume --out {run_dir}")
-        raise typer.Exit(128 + (result.signal or 2))
 
 
 def _arms_at_once(

@@ -486,11 +486,9 @@ def _build(config: Config, given: dict[str, Any]) -> Trainer | Population:
     if given.get("seeds") is None:
         return make_trainer(config)
     seeds, hyper = given["seeds"], given.get("hyper")
-    if given.get("members_at_once") is not None:
-        way = ways.Way(0, given["members_at_once"])
-    else:
-        say = lambda line: print(f"population: {line}", file=sys.stderr, flush=True)  # noqa: E731
-        way = ways.choose(config, seeds=seeds, hyper=hyper, log=say)
+    say = lambda line: print(f"population: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    at_once = given.get("members_at_once")
+    way = ways.choose(config, seeds=seeds, hyper=hyper, at_once=at_once, log=say)
     return make_population(
         config, seeds=seeds, hyper=hyper, members_at_once=way.at_once, devices=way.devices
     )

@@ -26,14 +26,18 @@ import dataclasses
 import itertools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jaxzero.core.config import Config, apply_overrides, config_from_dict, config_to_dict
 from jaxzero.core.population import TRACED
 from jaxzero.run.files import write_atomic
 from jaxzero.run.reads import read_json
+
+if TYPE_CHECKING:
+    from jaxzero.core.trust import TrustCode
+    from jaxzero.run.driver import TrainResult
 
 STUDY_FILE = "study.json"
 ARMS_DIR = "arms"
@@ -146,3 +150,70 @@ def refuse_study_overwrite(root: Path, force: bool) -> None:
             f"{root} already holds a study: add --resume to continue it, --force to start "
             "its arms over (deletes what they wrote), or --out DIR for a new one"
         )
+
+
+def train_study(
+    root: str | Path,
+    study: Study | None = None,
+    *,
+    seconds: float | None = None,
+    iterations: int | None = None,
+    force: bool = False,
+    members_at_once: int | None = None,
+    trust_code: TrustCode = False,
+    on_log: Callable[[dict[str, float]], None] | None = None,
+    log: Callable[[str], None] = lambda line: None,
+    only: str | None = None,
+) -> dict[str, TrainResult]:
+    """Train a study's arms one after another, each a population in ``root/arms/NAME``.
+
+    Args:
+        root: the study's folder.
+        study: a new study (written to ``root/study.json`` first); None goes on with the
+            one in ``root``.
+        seconds: the wall-clock budget of the whole call, shared equally by the arms.
+        iterations: each arm's total iterations.
+        force: start arms that already trained over (each deleting only what its run
+            wrote); a folder holding anything but a study is never written into.
+        members_at_once: as :func:`jaxzero.train` takes it (None: measured).
+        trust_code: as :func:`jaxzero.train` takes it, for the arms' recorded code.
+        on_log: called with each arm's logged rows (its members' mean).
+        log: called with a line as each arm starts.
+        only: train this arm alone (with all of ``seconds``).
+
+    Returns:
+        Each trained arm's :class:`~jaxzero.run.driver.TrainResult`; the arms after one
+        that was interrupted (Ctrl-C) are not started.
+
+    Raises:
+        RunDirError: ``root`` holds something else than a study, or a study without
+            ``force``; or an arm's folder cannot be used.
+        ValueError: an unreadable ``study.json``, an unknown ``only``, or what
+            :func:`jaxzero.train` refuses.
+    """
+    from jaxzero.run.driver import holds_run, train
+
+    root = Path(root)
+    if study is None:
+        study = read_study(root)
+    else:
+        refuse_study_overwrite(root, force)
+        write_study(root, study)
+    if only is not None and only not in study.arms:
+        raise ValueError(f"{root} has no arm {only!r}: its arms are {', '.join(study.arms)}")
+    names = [only] if only is not None else list(study.arms)
+    results: dict[str, TrainResult] = {}
+    for name in names:
+        arm = study.folder(root, name)
+        again = holds_run(arm) and not force  # an arm already started: resumed
+        shown = ", ".join(f"{key}={value}" for key, value in study.arms[name].items())
+        log(f"arm {name} ({shown}) in {arm}")
+        results[name] = train(
+            arm, None if again else study.arm_config(name),
+            seconds=seconds and seconds / len(names), iterations=iterations, resume=again,
+            force=force, on_log=on_log, trust_code=trust_code, members_at_once=members_at_once,
+            seeds=None if again else study.seeds, hyper=None if again else study.hyper,
+        )  # fmt: skip
+        if results[name].interrupted:
+            break
+    return results

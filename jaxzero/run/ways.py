@@ -98,6 +98,7 @@ def choose(
     *,
     seeds: Sequence[int],
     hyper: Mapping[str, Sequence[float] | float] | None = None,
+    at_once: int | None = None,
     build: Callable[..., Population] = make_population,
     cache: Path | None = None,
     log: Callable[[str], None] = lambda line: None,
@@ -107,12 +108,14 @@ def choose(
     Each candidate (:func:`candidates`) is built by ``build(config, seeds=, hyper=,
     members_at_once=, devices=)`` for one self-play move and the updates
     that go with it per iteration (the same per-move work, a shorter call), compiled and
-    timed. ``$JAXZERO_MEMBERS_AT_ONCE`` skips the measurement.
+    timed. ``at_once`` or ``$JAXZERO_MEMBERS_AT_ONCE`` skips the measurement.
 
     Args:
         config: the population's shared config.
         seeds: its members' seeds (their count is P).
         hyper: its hyperparameters on the axis.
+        at_once: the members vmapped together on each device, set by hand (0: all of
+            them): nothing is measured; None: ``$JAXZERO_MEMBERS_AT_ONCE``, else measured.
         build: ``make_population`` or one with the game, network and search bound.
         cache: the JSON file of earlier answers; None: :func:`default_cache`.
         log: called with a line saying what was measured or read.
@@ -122,10 +125,13 @@ def choose(
         ``members_at_once=way.at_once``).
     """
     members = len(seeds)
-    if os.environ.get(AT_ONCE_VAR):
+    if at_once is None and os.environ.get(AT_ONCE_VAR):
         at_once = int(os.environ[AT_ONCE_VAR])
+    if at_once is not None:
         devices = config.num_devices or math.gcd(members, jax.device_count())
-        return Way(devices, at_once or members // devices)
+        way = Way(devices, at_once or members // devices)
+        log(f"{way} (as set, not measured)")
+        return way
     ways = candidates(members, config.num_devices)
     if len(ways) == 1:
         return ways[0]
