@@ -154,7 +154,8 @@ def test_a_refused_start_is_one_line_saying_what_to_do(monkeypatch, tiny_run, of
 
     monkeypatch.setattr(wandb, "init", refuse)
     hook = WandbLogger(tiny_run, project="p")
-    with pytest.raises(WandbProblem, match="No API key configured. Use .* WANDB_MODE=offline"):
+    said = "No API key configured. Use .* log in; run .* WANDB_MODE=offline"
+    with pytest.raises(WandbProblem, match=said):
         hook.start(SimpleNamespace(iteration=4))
     missing = WandbLogger(tiny_run / "nowhere", project="p")
     with pytest.raises(WandbProblem, match="cannot read the run's config .*nowhere"):

@@ -167,5 +167,5 @@ def report_figures(run_dir: Path) -> list[Path]:
 
 
 def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
+    text = " ".join(str(error).split()).rstrip(".")  # it goes on after a semicolon
     return text or type(error).__name__
