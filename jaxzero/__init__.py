@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from jaxzero.run.agent import Agent, export_agent, load_agent
     from jaxzero.run.driver import train
     from jaxzero.run.hooks import Hook, Step
+    from jaxzero.run.wandb_hook import WandbLogger
     from jaxzero.run.ways import use_host_cores
 
 _EXPORTS = {
@@ -91,6 +92,7 @@ _EXPORTS = {
     "train": "jaxzero.run.driver",
     "Hook": "jaxzero.run.hooks",
     "Step": "jaxzero.run.hooks",
+    "WandbLogger": "jaxzero.run.wandb_hook",  # optional: jaxzero[wandb]
     "Agent": "jaxzero.run.agent",
     "load_agent": "jaxzero.run.agent",
     "export_agent": "jaxzero.run.agent",
@@ -119,6 +121,7 @@ __all__ = [
     "Step",
     "TrainState",
     "Trainer",
+    "WandbLogger",
     "__version__",
     "apply_overrides",
     "default_config",
