@@ -180,8 +180,8 @@ PAGES = (
         ids=("pgx/hex",),
         intro=PGX_NOTE,
         observation=(
-            "bool (11, 11, 4): the mover's stones, the opponent's, a plane of ones when the "
-            "mover is the first player, and a plane of ones when the swap is legal "
+            "bool (11, 11, 4): the viewer's stones, the opponent's, a plane of ones when the "
+            "viewer is the second player, and a plane of ones when the swap is legal "
             "([pgx's hex](https://sotets.uk/pgx/hex/))."
         ),
         actions="122: the 121 cells row-major, then swap (legal on the second move only).",
