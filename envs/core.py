@@ -109,8 +109,61 @@ class State:
 
 class Env(abc.ABC, Generic[S]):
     """A game of one or two players with a fixed action space, its states of type ``S``.
-    Subclasses set the attributes below; the capabilities (see the module docstring) have
-    defaults."""
+
+    A game subclasses it, sets the attributes below (as class attributes or in
+    ``__init__``) and implements the methods below; the capabilities (see the module
+    docstring) have defaults that are right for a game without them, and
+    ``envs.check_env(env)`` checks all of it. Shapes: A is ``num_actions``, P
+    ``num_players``, C ``num_chance_outcomes``; everything is unbatched.
+
+    Attributes:
+        id (str): the game's id, as ``envs.make`` takes it (``"connect_four"``). Required.
+        num_actions (int): A, the size of the fixed action space; an action is an int32 in
+            ``0 .. A - 1`` and ``State.legal_action_mask`` is bool [A]. Required.
+        observation_shape (tuple[int, ...]): the shape of ``State.observation`` and of
+            ``_observe``'s result, boards as (H, W, C) planes. Required.
+        max_steps (int): the most actions a game lasts; ``step`` truncates it there
+            (``State.truncated``) if it has not ended. Required.
+        num_players (int): P, 1 or 2 (default 2); ``State.rewards`` is float32 [P].
+        version (int | str): the rules' version, recorded with what is trained on them;
+            bump it when the rules change (default 1; pgx games: pgx's own).
+        num_chance_outcomes (int): C > 0 when the game enumerates its chance events and
+            implements ``_chance_probs`` and ``_step_outcome`` (default 0: none).
+        has_hidden_information (bool): True when the mover does not see everything and the
+            game overrides ``resample_hidden`` (default False).
+        symmetries (Symmetries): the symmetry group, identity first, as index tables over the
+            observation's positions and the actions (``envs.symmetry``; default the
+            trivial group).
+
+    Methods:
+        _init: ``_init(key) -> S``, required: the initial state for the PRNG ``key``
+            (games without random set-ups ignore it): ``current_player`` int32 [],
+            ``observation`` [*observation_shape], ``legal_action_mask`` bool [A],
+            ``rewards`` float32 [P] (zeros), ``terminated`` and ``truncated`` bool []
+            (False), ``step_count`` int32 [] (0).
+        _step: ``_step(state, action, key) -> S``, required: the rules for a legal
+            ``action`` (int32 []) in a live game: the new board, ``current_player``,
+            ``legal_action_mask`` [A], ``rewards`` [P] of this step, ``terminated`` and
+            ``observation``. ``step`` handles illegal actions, finished games,
+            ``step_count`` and truncation.
+        _observe: ``_observe(state, player) -> Array``, required: the observation
+            [*observation_shape] of ``state`` from ``player``'s (int32 []) point of view.
+        _chance_probs: ``_chance_probs(state, action) -> Array``, with
+            ``num_chance_outcomes`` C > 0: float32 [C], the distribution of the move's
+            chance event (one-hot at 0 for a move without one).
+        _step_outcome: ``_step_outcome(state, action, outcome) -> S``, with
+            ``num_chance_outcomes`` C > 0: ``_step`` with the chance event ``outcome``
+            (int32 [], < C) fixed.
+        resample_hidden: ``resample_hidden(state, key) -> S``, with
+            ``has_hidden_information``: a state the mover cannot tell from ``state``, its
+            hidden part redealt with ``key`` (default: ``state`` itself).
+        action_to_text: ``action_to_text(action) -> str``, optional: an action in the
+            game's notation (default: its index).
+        text_to_action: ``text_to_action(text) -> int``, optional: the inverse, ValueError
+            with a one-line reason when malformed (default: an action index).
+        render: ``render(state) -> str``, optional: a picture of one state (default: whose
+            move it is and the legal moves).
+    """
 
     id: str
     # The rules' version, recorded with what is trained on them: bump it when the rules

@@ -58,3 +58,19 @@ def test_a_game_says_the_version_of_its_rules():
     assert envs.make("tic_tac_toe").version == 1  # the default, until the rules change
     pytest.importorskip("pgx")
     assert envs.make("pgx/othello").version == "v0"  # pgx's own version of the env
+
+
+def test_the_env_docstring_lists_every_attribute_and_method_a_game_sets():
+    """The API reference renders Env's Attributes and Methods sections (mkdocstrings, Google
+    style): every attribute Env declares, and every method a game writes or may override
+    (all of Env's but the wrappers that call them), so a new one must be documented."""
+    import griffe
+
+    from envs.core import Env
+
+    sections = griffe.Docstring(Env.__doc__, parser="google").parse()
+    listed = {s.kind.value: [item.name for item in s.value] for s in sections[1:]}
+    assert set(listed["attributes"]) == {*Env.__annotations__, "symmetries"}
+    wrappers = {"init", "step", "observe", "chance_probs", "step_outcome", "_settle", "__repr__"}
+    methods = {name for name, value in vars(Env).items() if callable(value)} - wrappers
+    assert set(listed["functions"]) == methods

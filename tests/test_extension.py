@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 import envs
 import jaxzero
 from jaxzero.cli import app
-from jaxzero.core.config import apply_overrides
+from jaxzero.core.config import NetworkConfig, apply_overrides
+from jaxzero.run.agent_files import model_card
 from jaxzero.run.checkpoint import CheckpointError
 
 runner = CliRunner()
@@ -213,6 +214,16 @@ def test_eval_play_and_report_take_the_run(user_run):
     report = runner.invoke(app, ["report", str(user_run)])
     assert report.exit_code == 0, report.output
     assert (user_run / "report" / "summary.md").exists()
+
+
+def test_the_exported_model_card_names_the_users_network(user_run, tmp_path):
+    jaxzero.export_agent(user_run, tmp_path / "agent", trust_code=True)
+    card = (tmp_path / "agent" / "MODEL_CARD.md").read_text()
+    assert "- Network: `mynet:TinyNet`, " in card and "MLP of" not in card
+    network = NetworkConfig(kind="mynet:ResMLP", args=(("width", 64), ("blocks", 3)))
+    card = model_card(dataclasses.replace(jaxzero.default_config(envs.make("tic_tac_toe")),
+                                          network=network), {"network": "ResMLP"})  # fmt: skip
+    assert "- Network: `mynet:ResMLP` (width=64, blocks=3), " in card
 
 
 def test_the_cli_trains_module_class_names_from_the_working_directory(user_dir, monkeypatch):

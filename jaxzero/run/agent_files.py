@@ -41,7 +41,7 @@ import jax
 import numpy as np
 from flax import serialization
 
-from jaxzero.core.config import Config, config_to_dict, flatten, unflatten
+from jaxzero.core.config import Config, NetworkConfig, config_to_dict, flatten, unflatten
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE
 from jaxzero.run.files import os_reason, sha256, write_atomic, write_json
@@ -58,6 +58,7 @@ from jaxzero.run.reads import (
 AGENT_FILE = "agent.json"
 PARAMS_FILE = "params.msgpack"
 CARD_FILE = "MODEL_CARD.md"
+BUILT_IN_NETWORKS = ("auto", "resnet", "mlp")  # described by their shape settings
 CHECKSUMS = "checksums.sha256"
 CHECKSUMMED = (AGENT_FILE, CONFIG_FILE, PARAMS_FILE)  # what plays; the card is edited by hand
 FORMAT = 1
@@ -314,13 +315,22 @@ def write_agent(
         raise
 
 
+def network_description(net: NetworkConfig, built: str | None) -> str:
+    """The network a run recorded, in words: a built-in one by its shape; any other (a
+    registered name, a user's ``module:Class``) by its kind and the arguments it was given,
+    since the built-in shape settings do not describe it."""
+    if net.kind not in BUILT_IN_NETWORKS:
+        given = ", ".join(f"{name}={value!r}" for name, value in net.args)
+        return f"`{net.kind}`" + (f" ({given})" if given else "")
+    if built == "ResNet":
+        return f"ResNet of {net.num_blocks} blocks x {net.channels} channels"
+    return f"MLP of {net.num_layers} layers x {net.hidden_size}"
+
+
 def model_card(config: Config, facts: Mapping[str, Any]) -> str:
     """The facts an export knows, as a model card; its strength is measured afterwards."""
     net = config.network
-    if facts.get("network") == "ResNet":
-        shape = f"ResNet of {net.num_blocks} blocks x {net.channels} channels"
-    else:
-        shape = f"MLP of {net.num_layers} layers x {net.hidden_size}"
+    shape = network_description(net, facts.get("network"))
     count = lambda key: f"{facts[key]:,}" if facts.get(key) is not None else "?"
     seconds = facts.get("seconds")
     trained = "an unknown time" if seconds is None else f"{seconds / 60:.0f} minutes"
