@@ -160,3 +160,25 @@ def test_a_refused_start_is_one_line_saying_what_to_do(monkeypatch, tiny_run, of
     missing = WandbLogger(tiny_run / "nowhere", project="p")
     with pytest.raises(WandbProblem, match="cannot read the run's config .*nowhere"):
         missing.start(SimpleNamespace(iteration=0))
+
+
+def test_the_command_line_logs_with_wandb_and_says_when_the_extra_is_missing(
+    tmp_path, offline, monkeypatch
+):
+    from typer.testing import CliRunner
+
+    from jaxzero.cli import app
+
+    tiny = [
+        "selfplay.batch_size=4", "selfplay.moves_per_iteration=2", "search.num_simulations=2",
+        "replay.capacity=64", "replay.min_size=8", "optim.minibatch_size=8",
+        "network.hidden_size=8", "optim.updates_per_iteration=1", "evaluation.every=0",
+    ]  # fmt: skip
+    args = ["train", "tic_tac_toe", *tiny, "--iterations", "1", "--wandb", "jz"]
+    done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run")])
+    assert done.exit_code == 0, done.output
+    assert list(offline.glob("wandb/offline-run-*/*.wandb")), list(offline.rglob("*"))
+    monkeypatch.setitem(sys.modules, "wandb", None)
+    refused = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "other")])
+    assert refused.exit_code == 2 and "jaxzero[wandb]" in refused.output, refused.output
+    assert not (tmp_path / "other").exists()

@@ -65,6 +65,10 @@ def train(
         int, typer.Option(min=1, help="A study's arms trained at once, each on its own cores")
     ] = 1,
     arm: Annotated[str | None, typer.Option(hidden=True)] = None,  # one arm of the study at --out
+    wandb: Annotated[
+        str | None,
+        typer.Option(help="Also log to this Weights & Biases project (pip install jaxzero[wandb])"),
+    ] = None,
     trust_code: TrustCodeOption = False,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
@@ -98,6 +102,7 @@ def train(
         if members_at_once is not None and not population and not resume:
             raise UsageError("--members-at-once is for a population: add --seeds N or --grid")
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
+        hooks += _wandb_hooks(wandb, run_dir)
     except (UsageError, RunDirError, ValueError) as error:
         fail(str(error))
     if population or resume and (run_dir / "population.json").exists():
@@ -144,6 +149,16 @@ def _say_next(run_dir: Path, result: Any) -> None:
     console.print(f"play:    jaxzero play --checkpoint {run_dir}{flag}")
     if result.interrupted:
         raise typer.Exit(128 + (result.signal or 2))
+
+
+def _wandb_hooks(project: str | None, run_dir: Path) -> list:
+    """The Weights & Biases hook for ``--wandb PROJECT`` (ValueError in one line without
+    the extra), or none."""
+    if project is None:
+        return []
+    from jaxzero.run.wandb_hook import WandbLogger
+
+    return [WandbLogger(run_dir, project=project)]
 
 
 def _command() -> str:
