@@ -55,6 +55,9 @@ if _XLA_CACHE is not None:
 # (jaxzero.run.ways); the suite's many tiny populations run one member at a time on the
 # devices that split them instead, and tests/test_ways.py measures.
 os.environ.setdefault(ways.AT_ONCE_VAR, "1")
+# The two pytest workers already keep both cores busy: the `jaxzero` processes they start
+# keep one device each (tests of the cores as devices set their own count).
+os.environ.setdefault(ways.HOST_DEVICES_VAR, "1")
 
 TINY: dict[str, Any] = {
     "selfplay.batch_size": 8,
