@@ -108,6 +108,7 @@ def test_connect_four_puct_members(c4_config, trainers):
         config,
         seeds=[1, 2],
         hyper={"search.pb_c_init": [1.25, 2.5], "search.dirichlet_alpha": [0.3, 1.0]},
+        members_at_once=1,  # a convolution vmapped over members is slow on a CPU
     )
     state, metrics = _run(population.iteration, population.init(), 2)
     assert population.members[1].search.pb_c_init == 2.5

@@ -98,16 +98,14 @@ def test_several_runs_compare_into_a_folder_and_other_folders_are_refused(study,
     assert (foreign / "mine.txt").read_text() == "keep" and len(list(foreign.iterdir())) == 1
 
 
-def test_jobs_train_the_arms_at_once_in_processes_of_their_own(tmp_path):
+def test_jobs_train_the_arms_at_once_in_processes_of_their_own(study, tmp_path):
+    """The fixture's study again (its programs in the compile cache), two arms at once."""
     out = tmp_path / "jobs"
-    args = ["train", "tic_tac_toe", *TINY, "--seeds", "1"]
-    args += ["--grid", "search.num_simulations=2,3", "--iterations", "2", "--jobs", "2"]
-    result = runner.invoke(app, [*args, "--out", str(out)])
+    args = ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--grid", "search.kind=puct,gumbel"]
+    result = runner.invoke(app, [*args, "--iterations", "2", "--jobs", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    for name in ("num_simulations-2", "num_simulations-3"):
-        rows = (out / "arms" / name / "members" / "0" / "metrics.jsonl").read_text()
+    for name in ("kind-puct", "kind-gumbel"):
+        rows = (out / "arms" / name / "members" / "1" / "metrics.jsonl").read_text()
         assert json.loads(rows.splitlines()[-1])["iteration"] == 2, result.output
-    assert (out / "arms" / "num_simulations-3" / "population.json").is_file()
-    # each arm in a process of its own, its lines named
-    assert "[num_simulations-2] arm num_simulations-2" in result.output
-    assert "[num_simulations-3] arm num_simulations-3" in result.output
+        # each arm in a process of its own, its lines named
+        assert f"[{name}] arm {name}" in result.output
