@@ -65,6 +65,18 @@ def test_the_report_compares_the_arms_with_a_difference(study):
     assert (study / "report" / "eval_raw_optimal.png").stat().st_size > 1000
 
 
+def test_a_study_naming_code_runs_it_only_when_trusted(study, tmp_path):
+    """study.json is data: an arm naming a module is refused on --resume unless trusted."""
+    copy = tmp_path / "shared"
+    copy.mkdir()
+    data = json.loads((study / "study.json").read_text())
+    data["arms"] = {"evil": {"network.kind": "evil_net_never_imported:Net"}}
+    (copy / "study.json").write_text(json.dumps(data))
+    refused = runner.invoke(app, ["train", "--resume", "--out", str(copy), "--iterations", "1"])
+    assert refused.exit_code == 2 and "evil_net_never_imported:Net" in refused.output
+    assert "--trust-code" in refused.output and not (copy / "arms").exists()
+
+
 def test_a_study_resumes_and_its_members_evaluate_and_export(study, tmp_path):
     refused = runner.invoke(app, ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--grid",
                                   "search.kind=puct,gumbel", "--out", str(study)])  # fmt: skip
@@ -89,6 +101,13 @@ def test_several_runs_compare_into_a_folder_and_other_folders_are_refused(study,
     compared = runner.invoke(app, ["report", *arms, "--out", str(tmp_path / "cmp")])
     assert compared.exit_code == 0, compared.output
     assert "kind-puct − kind-gumbel" in (tmp_path / "cmp" / "summary.md").read_text()
+    again = runner.invoke(app, ["report", *arms, "--out", str(tmp_path / "cmp")])
+    assert again.exit_code == 0, again.output  # its own folder: replaced
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "summary.md").write_text("my notes")
+    kept = runner.invoke(app, ["report", *arms, "--out", str(tmp_path / "mine")])
+    assert kept.exit_code == 2 and "did not write" in kept.output, kept.output
+    assert (tmp_path / "mine" / "summary.md").read_text() == "my notes"
     foreign = tmp_path / "notes"
     foreign.mkdir()
     (foreign / "mine.txt").write_text("keep")

@@ -34,18 +34,14 @@ def train_study(
     from jaxzero.run.checkpoint import CheckpointError
     from jaxzero.run.driver import RunDirError
     from jaxzero.run.files import FileProblem
-    from jaxzero.run.study import read_study, refuse_study_overwrite, write_study
+    from jaxzero.run.study import open_study
     from jaxzero.run.study import train_study as train_arms
     from jaxzero.run.ways import use_host_cores
 
     use_host_cores()  # a CPU's cores as devices: each arm's members split over them
     try:
         if jobs > 1 and only is None:
-            if study is None:
-                study = read_study(run_dir)
-            else:
-                refuse_study_overwrite(run_dir, force)
-                write_study(run_dir, study)
+            study = open_study(run_dir, study, force=force, trust_code=trust)
             console.print(f"study of {len(study.arms)} arms in {run_dir}: {', '.join(study.arms)}")
             rounds = -(-len(study.arms) // jobs)  # the arms' turns on the cores
             seconds = budget["seconds"] and budget["seconds"] / rounds

@@ -64,13 +64,28 @@ def write_comparison(out: Path, arms: list[Arm], title: str, lines: list[str]) -
     metrics = sorted(set.intersection(*every)) if every else []
     if not metrics:
         raise ReportError(f"{', '.join(a.name for a in arms)} share no logged metric to compare")
-    out.mkdir(parents=True, exist_ok=True)
+    _claim(out)
     figures = {metric: _figure(out, metric, series) for metric in metrics}
     text = [f"# {title}", "", *lines, "", *_last_table(metrics, series)]
     text += ["", *_differences(metrics, series), ""]
     text += [f"![{metric}]({name})" for metric, name in figures.items()]
     (out / "summary.md").write_text("\n".join(text) + "\n")
     return out
+
+
+MARK = ".jaxzero-comparison"  # in a folder this module wrote: its files may be replaced
+
+
+def _claim(out: Path) -> None:
+    """Make ``out`` ours to write: new, empty, or written by an earlier comparison (its
+    mark); ReportError for any other folder, whose files are never replaced."""
+    if out.is_dir() and any(out.iterdir()) and not (out / MARK).is_file():
+        raise ReportError(
+            f"{out} holds files jaxzero did not write: nothing was changed; name a new "
+            "folder with --out"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARK).write_text("written by jaxzero report; its files are replaced by the next\n")
 
 
 def _series(run: Path) -> Series:
@@ -180,9 +195,8 @@ def write_study_report(root: Path) -> Path:
     except ValueError as error:
         raise ReportError(str(error)) from None
     arms = [arm for name in study.arms for arm in arms_of(study.folder(root, name), name)]
-    seeds = len(study.seeds) // max(1, len(arms) // max(1, len(study.arms)))
     lines = [
-        f"{len(study.arms)} arms of {study.config.game}, {seeds} seeds each "
+        f"{len(study.arms)} arms of {study.config.game}, {len(study.seeds)} members each "
         f"({', '.join(f'`{name}`' for name in study.arms)}), in `{root.name}/arms/NAME`.",
         "",
         f"Command: `{study.command}`" if study.command else "",

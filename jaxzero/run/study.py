@@ -152,6 +152,24 @@ def refuse_study_overwrite(root: Path, force: bool) -> None:
         )
 
 
+def open_study(
+    root: Path, study: Study | None, *, force: bool = False, trust_code: TrustCode = False
+) -> Study:
+    """``study`` written into ``root`` (refused where :func:`refuse_study_overwrite`
+    says), or, None, the study ``root`` holds: read as data, its arms' configs naming
+    only code ``trust_code`` allows (:func:`jaxzero.core.trust.check_trusted`)."""
+    from jaxzero.core.trust import check_trusted
+
+    if study is not None:
+        refuse_study_overwrite(root, force)
+        write_study(root, study)
+        return study
+    study = read_study(root)
+    for name in study.arms:
+        check_trusted(study.arm_config(name), root / STUDY_FILE, trust_code=trust_code)
+    return study
+
+
 def train_study(
     root: str | Path,
     study: Study | None = None,
@@ -194,11 +212,7 @@ def train_study(
     from jaxzero.run.driver import holds_run, train
 
     root = Path(root)
-    if study is None:
-        study = read_study(root)
-    else:
-        refuse_study_overwrite(root, force)
-        write_study(root, study)
+    study = open_study(root, study, force=force, trust_code=trust_code)
     if only is not None and only not in study.arms:
         raise ValueError(f"{root} has no arm {only!r}: its arms are {', '.join(study.arms)}")
     names = [only] if only is not None else list(study.arms)
