@@ -19,7 +19,7 @@ Each phase runs four ways: one member's (the single run's), "P runs" (that one P
 P runs one after another), all P members vmapped together, one member at a time
 (``lax.map`` over them in one program), and folded: the P members' games and trees as
 one batch of P·B rows, the network applied to each member's rows with its own parameters
-(``jaxzero.core.population``'s fold; the replay and learner phases have no rows to fold:
+(:func:`fold_apply`; the replay and learner phases have no rows to fold:
 their fold is the vmap). The sides take turns call by call for ``--seconds`` each; the
 table gives each phase's median milliseconds per iteration and each way's ratio to P
 runs (above 1: faster than P runs one after another). The machine is shared: read
@@ -34,6 +34,7 @@ import math
 import statistics
 import sys
 import time
+import typing
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,10 +51,26 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 from jaxzero.core import learner, replay, search, selfplay, sharding  # noqa: E402
 from jaxzero.core.config import apply_overrides, parse_key_values  # noqa: E402
-from jaxzero.core.population import fold_apply, make_population, member  # noqa: E402
+from jaxzero.core.networks import ApplyFn  # noqa: E402
+from jaxzero.core.population import make_population, member  # noqa: E402
 from jaxzero.core.presets import get_preset  # noqa: E402
 
 WAYS = ("vmapped", "one at a time", "folded", "cores, one at a time")
+
+
+def fold_apply(apply_fn: ApplyFn, members: int) -> ApplyFn:
+    """``apply_fn`` over P members' rows folded into one batch: variables [P, ...] (each
+    member's own), observations [P·B, ...] member-major -> logits [P·B, A], value [P·B]
+    (each row by its member's network: a vmap over P of the member's B rows)."""
+
+    def apply(variables: typing.Any, observation: jax.Array, *, value_logits: bool = False):
+        rows = observation.reshape(members, -1, *observation.shape[1:])  # [P, B, ...]
+        logits, value = jax.vmap(lambda v, o: apply_fn(v, o, value_logits=value_logits))(
+            variables, rows
+        )
+        return logits.reshape(-1, *logits.shape[2:]), value.reshape(-1, *value.shape[2:])
+
+    return typing.cast(ApplyFn, apply)
 
 
 def phases(trainer, members: int) -> dict[str, Callable]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -55,7 +54,6 @@ from jaxzero.core.loop import (
     make_step,
     make_trainer,
 )
-from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy, with_settings
 
 Array = jax.Array
@@ -320,21 +318,6 @@ def _in_groups(trainer: Trainer, local: int, at_once: int) -> Callable:
         return jax.tree.map(lambda x: x.reshape(local, *x.shape[2:]), out)
 
     return grouped
-
-
-def fold_apply(apply_fn: ApplyFn, members: int) -> ApplyFn:
-    """``apply_fn`` over P members' rows folded into one batch: variables [P, ...] (each
-    member's own), observations [P·B, ...] member-major -> logits [P·B, A], value [P·B]
-    (each row by its member's network: a vmap over P of the member's B rows)."""
-
-    def apply(variables: Any, observation: Array, *, value_logits: bool = False):
-        rows = observation.reshape(members, -1, *observation.shape[1:])  # [P, B, ...]
-        logits, value = jax.vmap(lambda v, o: apply_fn(v, o, value_logits=value_logits))(
-            variables, rows
-        )
-        return logits.reshape(-1, *logits.shape[2:]), value.reshape(-1, *value.shape[2:])
-
-    return typing.cast(ApplyFn, apply)
 
 
 def _hyper_lists(hyper: Mapping[str, Any], size: int) -> dict[str, list[Any]]:
