@@ -51,8 +51,10 @@ if TYPE_CHECKING:
     from jaxzero.measure.players import Player, RawPolicyPlayer, SearchPlayer
     from jaxzero.measure.positions import optimal_move_share
     from jaxzero.run.agent import Agent, export_agent, load_agent
+    from jaxzero.run.comparison import write_study_report
     from jaxzero.run.driver import train
     from jaxzero.run.hooks import Hook, Step
+    from jaxzero.run.study import Study, make_study, train_study
     from jaxzero.run.wandb_hook import WandbLogger
     from jaxzero.run.ways import use_host_cores
 
@@ -90,6 +92,10 @@ _EXPORTS = {
     "optimal_move_share": "jaxzero.measure.positions",
     # running (jaxzero.run)
     "train": "jaxzero.run.driver",
+    "Study": "jaxzero.run.study",
+    "make_study": "jaxzero.run.study",
+    "train_study": "jaxzero.run.study",
+    "write_study_report": "jaxzero.run.comparison",
     "Hook": "jaxzero.run.hooks",
     "Step": "jaxzero.run.hooks",
     "WandbLogger": "jaxzero.run.wandb_hook",  # optional: jaxzero[wandb]
@@ -119,6 +125,7 @@ __all__ = [
     "SearchPlayer",
     "SearchPolicy",
     "Step",
+    "Study",
     "TrainState",
     "Trainer",
     "WandbLogger",
@@ -133,6 +140,7 @@ __all__ = [
     "make_opponent",
     "make_population",
     "make_search",
+    "make_study",
     "make_trainer",
     "member",
     "optimal_move_share",
@@ -141,7 +149,9 @@ __all__ = [
     "register_opponent",
     "register_search",
     "train",
+    "train_study",
     "use_host_cores",
+    "write_study_report",
 ]
 
 

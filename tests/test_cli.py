@@ -142,6 +142,8 @@ def test_resume_rejects_overrides(tmp_path):
         (["--grid", "search.dirichlet_alpha=0.3,0"], "search.dirichlet_alpha must be > 0"),
         (["--seeds", "2", "seed=4294967295"], "reaches seed 4294967296, past 4294967295"),
         ([f"seed={2**64}"], "seed must be between 0 and 4294967295"),
+        (["--seeds", "2", "--jobs", "2"], "--jobs trains a study's arms at once"),
+        (["--grid", "search.kind=puct,gumbel", "--jobs", "99"], "--jobs 99: this process may"),
     ],
 )
 def test_a_population_or_seed_typo_is_refused_before_any_folder(tmp_path, options, message):

@@ -4,14 +4,31 @@
 from __future__ import annotations
 
 import json
+import math
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.run.study import arms_of, read_study, split_grid
+from jaxzero.core.config import apply_overrides
+from jaxzero.core.presets import get_preset
+from jaxzero.run.study import (
+    arms_of,
+    cpu_shares,
+    make_study,
+    read_study,
+    split_grid,
+    train_study,
+)
 
 runner = CliRunner()
+JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
+ARMS = ("kind-puct", "kind-gumbel")
 TINY = [
     "selfplay.batch_size=8", "selfplay.moves_per_iteration=2", "replay.capacity=64",
     "replay.min_size=8", "optim.minibatch_size=8", "optim.updates_per_iteration=1",
@@ -117,14 +134,65 @@ def test_several_runs_compare_into_a_folder_and_other_folders_are_refused(study,
     assert (foreign / "mine.txt").read_text() == "keep" and len(list(foreign.iterdir())) == 1
 
 
-def test_jobs_train_the_arms_at_once_in_processes_of_their_own(study, tmp_path):
-    """The fixture's study again (its programs in the compile cache), two arms at once."""
+def test_jobs_train_the_arms_at_once_in_processes_of_their_own(study, tmp_path, monkeypatch):
+    """The fixture's study again (its programs in the compile cache), two arms at once,
+    each on its own cores as its devices, whatever device count this process set."""
+    share = len(cpu_shares(2)[0])  # each arm's cores: its devices
+    inherited = 1 if share > 1 else 2  # a count the arms must not take from this process
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={inherited}"
+    monkeypatch.setenv("XLA_FLAGS", flags)  # as use_host_cores leaves it in a CLI process
     out = tmp_path / "jobs"
     args = ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--grid", "search.kind=puct,gumbel"]
     result = runner.invoke(app, [*args, "--iterations", "2", "--jobs", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
+    devices = math.gcd(2, share)  # the members over the devices that split them
     for name in ("kind-puct", "kind-gumbel"):
         rows = (out / "arms" / name / "members" / "1" / "metrics.jsonl").read_text()
         assert json.loads(rows.splitlines()[-1])["iteration"] == 2, result.output
         # each arm in a process of its own, its lines named
         assert f"[{name}] arm {name}" in result.output
+        assert f"[{name}] population: members one at a time on {devices} device" in result.output
+
+
+def test_ctrl_c_stops_every_arm_after_its_iteration_saved(study, tmp_path):
+    """A terminal's Ctrl-C reaches the study's process, which passes it on once: each arm
+    saves and stops (a second signal in an arm would have stopped it unsaved), and says
+    so through the study's process."""
+    out = tmp_path / "stopped"
+    args = ["train", "tic_tac_toe", *TINY, "train.checkpoint_every=100000"]
+    args += ["train.keep_every=0", "--seeds", "2"]
+    args += ["--grid", "search.kind=puct,gumbel", "--iterations", "100000", "--jobs", "2"]
+    process = subprocess.Popen(
+        [JAXZERO, *args, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,  # as a terminal's foreground job: a group of its own
+    )  # fmt: skip
+    lines: list[str] = []
+    assert process.stdout is not None
+    for line in process.stdout:  # both arms training
+        lines.append(line)
+        if all(any(line.startswith(f"[{arm}] it") for line in lines) for arm in ARMS):
+            break
+    os.killpg(process.pid, signal.SIGINT)  # the terminal's Ctrl-C: to the whole group
+    rest, _ = process.communicate(timeout=120)
+    output = "".join(lines) + rest
+    assert process.returncode == 130, output
+    assert "resume:  jaxzero train --resume --out" in output and "Traceback" not in output
+    for arm in ARMS:
+        saved = [p.name for p in (out / "arms" / arm / "checkpoints").iterdir()]
+        assert any(name.isdigit() for name in saved), (arm, saved, output)
+        assert f"[{arm}] SIGINT: stopping after this iteration" in output, output
+        assert f"[{arm}] arm {arm}: interrupted at iteration" in output, output
+
+
+def test_a_study_from_python_crosses_traced_values_with_the_seeds_and_refuses_bad_jobs(tmp_path):
+    config = apply_overrides(get_preset("tic_tac_toe"), {"seed": 3})
+    grid = {"search.kind": ["puct", "gumbel"], "optim.learning_rate": [1e-3, 3e-3]}
+    study = make_study(config, seeds=2, grid=grid)
+    assert list(study.arms) == ["kind-puct", "kind-gumbel"] and study.seeds == [3, 4, 3, 4]
+    assert study.hyper == {"optim.learning_rate": [1e-3, 1e-3, 3e-3, 3e-3]}
+    assert list(make_study(config, seeds=[7]).arms) == ["all"]
+    with pytest.raises(ValueError, match="search.kindd"):
+        make_study(config, grid={"search.kindd": ["puct"]})
+    with pytest.raises(ValueError, match="--jobs 99: this process may use"):
+        train_study(tmp_path / "study", study, iterations=1, jobs=99)
+    assert not (tmp_path / "study").exists()  # refused before anything was written

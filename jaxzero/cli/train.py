@@ -70,6 +70,8 @@ def train(
         typer.Option(help="Also log to this Weights & Biases project (pip install jaxzero[wandb])"),
     ] = None,
     trust_code: TrustCodeOption = False,
+    # the code a study's command line named, for its arms' processes (jaxzero.run.study)
+    trusted_code: Annotated[list[str] | None, typer.Option("--trusted", hidden=True)] = None,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
     from jaxzero.cli.study import train_study
@@ -85,20 +87,25 @@ def train(
     try:
         run_dir = out if out is not None else Path("runs") / run_name(game)
         config = _train_config(game, args, seconds, resume)
-        trust = trusted(trust_code, game if named else None)
+        trust = trusted(trust_code, game if named else None, *(trusted_code or []))
         if arm is not None and not is_study(run_dir):
             raise UsageError(f"--arm trains an arm of a study, and {run_dir} holds none")
+        budget = {"seconds": seconds, "iterations": iterations}
+        arms = (budget, force, members_at_once, trust, jobs, arm, wandb)  # how a study trains
         if (resume or arm is not None) and is_study(run_dir):  # its arms resumed
-            budget = {"seconds": seconds, "iterations": iterations}
-            return train_study(run_dir, None, budget, force, members_at_once, trust, jobs, arm)
+            return train_study(run_dir, None, *arms)
         if resume:
             game = _resumed_game(run_dir, game if named else None, trust)
         population = _population(config, seeds, grid or [], resume, sgf)
         if "arms" in population:
             assert config is not None  # a new study's (--grid is refused with --resume)
-            budget = {"seconds": seconds, "iterations": iterations}
             study = Study(config, population.pop("arms"), command=_command(), **population)
-            return train_study(run_dir, study, budget, force, members_at_once, trust, jobs, arm)
+            return train_study(run_dir, study, *arms)
+        if jobs > 1:  # (a study's arms returned above)
+            raise UsageError(
+                "--jobs trains a study's arms at once: add --grid KEY=V1,V2 with a setting "
+                "that fixes a shape or the code (search.kind=puct,gumbel)"
+            )
         if members_at_once is not None and not population and not resume:
             raise UsageError("--members-at-once is for a population: add --seeds N or --grid")
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
@@ -151,14 +158,14 @@ def _say_next(run_dir: Path, result: Any) -> None:
         raise typer.Exit(128 + (result.signal or 2))
 
 
-def _wandb_hooks(project: str | None, run_dir: Path) -> list:
+def _wandb_hooks(project: str | None, run_dir: Path, group: str | None = None) -> list:
     """The Weights & Biases hook for ``--wandb PROJECT`` (ValueError in one line without
-    the extra), or none."""
+    the extra), or none; ``group``: a study's arms, one group."""
     if project is None:
         return []
     from jaxzero.run.wandb_hook import WandbLogger
 
-    return [WandbLogger(run_dir, project=project)]
+    return [WandbLogger(run_dir, project=project, group=group)]
 
 
 def _command() -> str:
@@ -194,11 +201,9 @@ def _population(
     1, ...), grid-major; a key that fixes a shape or the code makes arms instead
     (``"arms"``: a study, :mod:`jaxzero.run.study`). {} for a single run; UsageError when
     they cannot go with the other options."""
-    import itertools
-
     from jaxzero.core import config as config_lib
     from jaxzero.core.population import TRACED, check_hyperparameter
-    from jaxzero.run.study import arms_of
+    from jaxzero.run.study import arms_of, cross, split_grid
 
     if seeds is None and not grid:
         return {}
@@ -229,12 +234,9 @@ def _population(
             f"--seeds {count} from seed {config.seed} reaches seed {config.seed + count - 1}, "
             f"past {config_lib.MAX_SEED} (jax.random.key's range): give a lower seed"
         )
-    static = {key: values for key, values in points.items() if key not in TRACED}
-    points = {key: values for key, values in points.items() if key in TRACED}
-    crossed = list(itertools.product(*points.values())) or [()]
-    members = [(point, config.seed + s) for point in crossed for s in range(count)]
-    hyper = {key: [point[i] for point, _ in members] for i, key in enumerate(points)}
-    found = {"seeds": [seed for _, seed in members], "hyper": hyper}
+    traced, static = split_grid(points)
+    members, hyper = cross(range(config.seed, config.seed + count), traced)
+    found = {"seeds": members, "hyper": hyper}
     return found | ({"arms": arms_of(static)} if static else {})
 
 

@@ -74,6 +74,12 @@ def loop_takes_signals() -> Iterator[None]:
         _loop.clear()
 
 
+def taken() -> list[int]:
+    """The signals the watcher took while :func:`loop_takes_signals` was on (the command
+    line's; empty elsewhere)."""
+    return list(_loop_signals)
+
+
 def _ignore_in_teardown() -> None:
     """After the last atexit hook the interpreter resets its handlers to the default, and
     a signal in the rest of its teardown killed the process (rc -2, no line): ignored

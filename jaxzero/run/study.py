@@ -25,7 +25,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +44,7 @@ from jaxzero.run.reads import read_json
 if TYPE_CHECKING:
     from jaxzero.core.trust import TrustCode
     from jaxzero.run.driver import TrainResult
+    from jaxzero.run.hooks import Hook
 
 STUDY_FILE = "study.json"
 ARMS_DIR = "arms"
@@ -58,16 +65,105 @@ class Study:
     config: Config
     arms: dict[str, dict[str, Any]]
     seeds: list[int]
-    hyper: dict[str, list[float]]
+    hyper: dict[str, list[float]] = dataclasses.field(default_factory=dict)
     command: str = ""
 
     def arm_config(self, name: str) -> Config:
-        """The config of arm ``name``: the shared one with the arm's settings."""
+        """The config of an arm.
+
+        Args:
+            name: one of :attr:`arms`.
+
+        Returns:
+            The shared config with the arm's settings.
+        """
         return apply_overrides(self.config, self.arms[name])
 
     def folder(self, root: Path, name: str) -> Path:
-        """The run folder of arm ``name`` in the study at ``root``."""
+        """Where an arm trains.
+
+        Args:
+            root: the study's folder.
+            name: one of :attr:`arms`.
+
+        Returns:
+            The arm's run folder, ``root/arms/NAME``.
+        """
         return root / ARMS_DIR / name
+
+
+def make_study(
+    config: Config,
+    seeds: Sequence[int] | int = 1,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    command: str = "",
+) -> Study:
+    """The study of ``config`` over ``grid``, as ``jaxzero train --seeds N --grid`` makes it.
+
+    Args:
+        config: the settings the arms share.
+        seeds: every arm's seeds, or a count N: ``config.seed`` .. ``config.seed + N - 1``.
+        grid: settings (dotted keys) to their values. Traced keys
+            (:data:`jaxzero.core.population.TRACED`) stay on each arm's member axis,
+            every point crossed with the seeds; every combination of the others is an arm.
+        command: recorded for the report.
+
+    Returns:
+        The :class:`Study` (one arm, ``all``, when nothing in ``grid`` makes arms).
+
+    Raises:
+        ValueError: a key that names no setting, or a value it refuses.
+    """
+    from jaxzero.core.config import MAX_SEED
+    from jaxzero.core.population import check_hyperparameter
+
+    typed: dict[str, list[Any]] = {}
+    for key, values in (grid or {}).items():
+        if key == "seed" or not values:
+            raise ValueError(
+                f"grid {key!r}: " + ("the seeds are the study's own (seeds=)" if values
+                                     else "names no value")
+            )  # fmt: skip
+        typed[key] = [_as_taken(config, key, value) for value in values]
+    traced, static = split_grid(typed)
+    for key in traced:
+        check_hyperparameter(key)
+    if isinstance(seeds, int):
+        seeds = range(config.seed, config.seed + seeds)
+    seeds = [int(seed) for seed in seeds]
+    if not seeds or min(seeds) < 0 or max(seeds) > MAX_SEED:
+        raise ValueError(f"seeds must be 1 or more, each from 0 to {MAX_SEED}, got {seeds[:4]}")
+    members, hyper = cross(seeds, traced)
+    arms = arms_of(static) if static else {"all": {}}
+    return Study(config, arms, members, hyper, command)
+
+
+def _as_taken(config: Config, key: str, value: Any) -> Any:
+    """``value`` of ``key`` as the config takes it and reads it back (``"true"`` is True,
+    ``"8"`` is 8); ValueError as :func:`apply_overrides` refuses it."""
+    found: Any = apply_overrides(config, {key: value})
+    for part in key.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def cross(
+    seeds: Sequence[int], traced: Mapping[str, Sequence[float]]
+) -> tuple[list[int], dict[str, list[float]]]:
+    """Every point of a grid of traced settings crossed with the seeds, grid-major.
+
+    Args:
+        seeds: each point's seeds.
+        traced: traced settings (dotted keys) to their values.
+
+    Returns:
+        The members' seeds and their ``hyper``, as :func:`jaxzero.make_population` takes
+        them.
+    """
+    points = list(itertools.product(*traced.values())) or [()]
+    members = [(point, seed) for point in points for seed in seeds]
+    hyper = {key: [float(point[i]) for point, _ in members] for i, key in enumerate(traced)}
+    return [seed for _, seed in members], hyper
 
 
 def split_grid(grid: Mapping[str, Sequence[Any]]) -> tuple[dict[str, list], dict[str, list]]:
@@ -182,52 +278,192 @@ def train_study(
     on_log: Callable[[dict[str, float]], None] | None = None,
     log: Callable[[str], None] = lambda line: None,
     only: str | None = None,
-) -> dict[str, TrainResult]:
-    """Train a study's arms one after another, each a population in ``root/arms/NAME``.
+    hooks: Callable[[str, Path], Sequence[Hook]] | None = None,
+    jobs: int = 1,
+    options: Sequence[str] = (),
+) -> dict[str, TrainResult | int]:
+    """Train a study's arms, each a population in ``root/arms/NAME``: one after another in
+    this process, or ``jobs`` at a time, each in a ``jaxzero train`` process of its own on
+    its share of the CPUs (its members split over them as devices).
 
     Args:
         root: the study's folder.
         study: a new study (written to ``root/study.json`` first); None goes on with the
             one in ``root``.
-        seconds: the wall-clock budget of the whole call, shared equally by the arms.
+        seconds: the wall-clock budget of the whole call: each arm gets its share of it
+            (the call's over the arms, or over the rounds of ``jobs`` arms at once).
         iterations: each arm's total iterations.
         force: start arms that already trained over (each deleting only what its run
             wrote); a folder holding anything but a study is never written into.
         members_at_once: as :func:`jaxzero.train` takes it (None: measured).
         trust_code: as :func:`jaxzero.train` takes it, for the arms' recorded code.
-        on_log: called with each arm's logged rows (its members' mean).
-        log: called with a line as each arm starts.
+        on_log: called with each arm's logged rows (its members' mean; in this process).
+        log: called with a line as each arm starts, and (``jobs`` > 1) with each line the
+            arms' processes print, as ``[NAME] line``.
         only: train this arm alone (with all of ``seconds``).
+        hooks: each arm's driver hooks, from its name and folder (in this process).
+        jobs: arms trained at once (> 1: in processes of their own).
+        options: more ``jaxzero train`` options for the arms' processes (``jobs`` > 1),
+            e.g. ``["--wandb", "PROJECT"]``.
 
     Returns:
-        Each trained arm's :class:`~jaxzero.run.driver.TrainResult`; the arms after one
-        that was interrupted (Ctrl-C) are not started.
+        Each arm's :class:`~jaxzero.run.driver.TrainResult` (in this process), or its
+        process's exit status (``jobs`` > 1: 0, or 128 + the signal that stopped it,
+        saved); the arms after an interrupt (Ctrl-C) are not started, nor listed.
 
     Raises:
         RunDirError: ``root`` holds something else than a study, or a study without
             ``force``; or an arm's folder cannot be used.
-        ValueError: an unreadable ``study.json``, an unknown ``only``, or what
-            :func:`jaxzero.train` refuses.
+        ValueError: an unreadable ``study.json``, an unknown ``only``, ``jobs`` not
+            between 1 and the CPUs, or what :func:`jaxzero.train` refuses.
     """
     from jaxzero.run.driver import holds_run, train
 
     root = Path(root)
+    groups = cpu_shares(jobs)  # a bad count refused before anything is written
     study = open_study(root, study, force=force, trust_code=trust_code)
     if only is not None and only not in study.arms:
         raise ValueError(f"{root} has no arm {only!r}: its arms are {', '.join(study.arms)}")
     names = [only] if only is not None else list(study.arms)
-    results: dict[str, TrainResult] = {}
+    if jobs > 1 and len(names) > 1:
+        rounds = -(-len(names) // jobs)  # the arms' turns on the CPUs
+        passed = _passed(seconds and seconds / rounds, iterations, force, members_at_once,
+                         trust_code)  # fmt: skip
+        return _arms_at_once(root, names, [*passed, *options], groups, log)
+    results: dict[str, TrainResult | int] = {}
     for name in names:
         arm = study.folder(root, name)
         again = holds_run(arm) and not force  # an arm already started: resumed
         shown = ", ".join(f"{key}={value}" for key, value in study.arms[name].items())
         log(f"arm {name} ({shown}) in {arm}")
-        results[name] = train(
+        result = train(
             arm, None if again else study.arm_config(name),
             seconds=seconds and seconds / len(names), iterations=iterations, resume=again,
             force=force, on_log=on_log, trust_code=trust_code, members_at_once=members_at_once,
             seeds=None if again else study.seeds, hyper=None if again else study.hyper,
+            hooks=hooks(name, arm) if hooks is not None else (),
         )  # fmt: skip
-        if results[name].interrupted:
+        results[name] = result
+        if result.interrupted:
             break
     return results
+
+
+def _passed(
+    seconds: float | None,
+    iterations: int | None,
+    force: bool,
+    members_at_once: int | None,
+    trust_code: TrustCode,
+) -> list[str]:
+    """The ``jaxzero train`` options an arm's process is given."""
+    options = [] if seconds is None else ["--seconds", repr(seconds)]
+    options += [] if iterations is None else ["--iterations", str(iterations)]
+    options += ["--force"] if force else []
+    options += [] if members_at_once is None else ["--members-at-once", str(members_at_once)]
+    # What this call trusts, and no more: the arms' code recorded in study.json is
+    # checked against it again in each process (open_study).
+    if trust_code is True:
+        return [*options, "--trust-code"]
+    return options + [item for name in trust_code or () for item in ("--trusted", name)]
+
+
+def cpu_shares(jobs: int) -> list[list[int]]:
+    """This process's CPUs dealt into disjoint shares, one per arm trained at once.
+
+    Args:
+        jobs: the arms trained at once.
+
+    Returns:
+        ``jobs`` lists of CPU ids, each of the same length.
+
+    Raises:
+        ValueError: ``jobs`` below 1 or above the CPUs this process may use.
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    if not 1 <= jobs <= len(cpus):
+        raise ValueError(
+            f"--jobs {jobs}: this process may use {len(cpus)} CPUs, and each arm trained at "
+            f"once needs one of its own; pass --jobs 1 to {len(cpus)}"
+        )
+    share = len(cpus) // jobs
+    return [cpus[i * share : (i + 1) * share] for i in range(jobs)]
+
+
+def _arms_at_once(
+    root: Path,
+    names: list[str],
+    options: list[str],
+    groups: list[list[int]],
+    log: Callable[[str], None],
+) -> dict[str, TrainResult | int]:
+    """The arms, one a CPU group at a time, each ``jaxzero train --out ROOT --arm NAME
+    OPTIONS`` pinned to its group, each core a device; the exit statuses of those that
+    started. Every line they print goes to ``log`` as ``[NAME] line``.
+
+    The processes run in sessions of their own, so a terminal's Ctrl-C reaches this
+    process alone, which passes it on once: each arm stops after its iteration and saves
+    (exit 128 + the signal), and no further arm starts."""
+    from jaxzero.run import signals
+
+    jobs = len(groups)
+    waiting, statuses = list(names), dict[str, int]()
+    running: dict[subprocess.Popen, tuple[int, str, threading.Thread]] = {}  # (CPUs, arm, echo)
+    interrupts: list[int] = []  # a caller's Ctrl-C outside the command line's handlers
+    passed_on = False
+    with signals.loop_takes_signals():
+        while waiting or running:
+            try:
+                while waiting and len(running) < jobs:
+                    busy = [group for group, *_ in running.values()]
+                    free = next(i for i in range(jobs) if i not in busy)
+                    name = waiting.pop(0)
+                    command = [sys.executable, "-m", "jaxzero", "train", "--out", str(root),
+                               "--arm", name, *options]  # fmt: skip
+                    process, echo = _start(command, name, groups[free], log)
+                    running[process] = (free, name, echo)
+                done = next((p for p in running if p.poll() is not None), None)
+                if done is None:
+                    threading.Event().wait(0.2)
+                else:
+                    _, name, echo = running.pop(done)
+                    echo.join()  # its last lines said before the next arm's
+                    statuses[name] = done.returncode
+            except KeyboardInterrupt:
+                interrupts.append(signal.SIGINT)
+            stop = signals.taken() or interrupts
+            if stop and not passed_on:
+                passed_on = True
+                waiting.clear()
+                for process in running:
+                    process.send_signal(stop[0])
+    return {name: statuses[name] for name in names if name in statuses}
+
+
+def _start(
+    command: list[str], name: str, cpus: list[int], log: Callable[[str], None]
+) -> tuple[subprocess.Popen, threading.Thread]:
+    """``command`` on ``cpus`` only (a core a device), and the thread that passes its lines
+    to ``log`` as ``[NAME] line``."""
+    from jaxzero.run.ways import DEVICES_FLAG, HOST_DEVICES_VAR
+
+    # its own cores as devices, not this process's count (use_host_cores set XLA_FLAGS)
+    flags = [flag for flag in os.environ.get("XLA_FLAGS", "").split() if DEVICES_FLAG not in flag]
+    env = os.environ | {HOST_DEVICES_VAR: str(len(cpus)), "XLA_FLAGS": " ".join(flags)}
+    env["PYTHONUNBUFFERED"] = "1"  # its lines as they come, not when a pipe's buffer fills
+    taskset = shutil.which("taskset")  # util-linux: pins before the child's Python starts
+    process = subprocess.Popen(
+        [taskset, "-c", ",".join(map(str, cpus)), *command] if taskset else command,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=None if taskset else lambda: os.sched_setaffinity(0, cpus),
+        start_new_session=True,  # signals reach it from this process only (_arms_at_once)
+    )  # fmt: skip
+
+    def echo() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            log(f"[{name}] {line.rstrip()}")
+
+    thread = threading.Thread(target=echo, daemon=True)
+    thread.start()
+    return process, thread

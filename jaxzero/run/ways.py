@@ -42,7 +42,7 @@ from jaxzero.core.population import Population, make_population
 
 HOST_DEVICES_VAR = "JAXZERO_HOST_DEVICES"  # cores as CPU devices: a count, or 1 (off)
 AT_ONCE_VAR = "JAXZERO_MEMBERS_AT_ONCE"  # a way set by hand: members vmapped together
-_FLAG = "--xla_force_host_platform_device_count"
+DEVICES_FLAG = "--xla_force_host_platform_device_count"  # XLA's: CPU devices
 
 
 def use_host_cores(count: int | None = None) -> int:
@@ -58,14 +58,14 @@ def use_host_cores(count: int | None = None) -> int:
         count is then returned).
     """
     flags = os.environ.get("XLA_FLAGS", "")
-    if _FLAG in flags:
-        return int(flags.split(f"{_FLAG}=")[1].split()[0])
+    if DEVICES_FLAG in flags:
+        return int(flags.split(f"{DEVICES_FLAG}=")[1].split()[0])
     if xla_bridge.backends_are_initialized():  # too late for this process
         return 1
     if count is None:
         count = int(os.environ.get(HOST_DEVICES_VAR) or len(os.sched_getaffinity(0)))
     if count > 1:
-        os.environ["XLA_FLAGS"] = f"{flags} {_FLAG}={count}".strip()
+        os.environ["XLA_FLAGS"] = f"{flags} {DEVICES_FLAG}={count}".strip()
     return max(count, 1)
 
 
