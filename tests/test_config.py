@@ -45,7 +45,7 @@ def test_presets_name_their_game_and_round_trip():
         ("gate.num_games", 7, "gate.num_games must be an even number >= 2, got 7"),
         ("gate.threshold", 0.5, "gate.threshold must be in (0.5, 1], got 0.5"),
         ("evaluation.simulations", 0, "evaluation.simulations must be >= 1, got 0"),
-        ("evaluation.games", 3, "evaluation.games must be an even number >= 2"),
+        ("evaluation.games", 3, "evaluation.games must be 0 or an even number >= 2"),
         ("search.kind", "", "search.kind must name a search"),
         ("network.kind", "", "network.kind must name a network"),
         ("network.args", "[1", "network.args: expected a JSON object"),

@@ -63,7 +63,7 @@ def test_the_config_reference_ranges_are_the_checks_own(hooks):
             rows[match.group(1)] = match.group(2)
     assert rows["search.num_simulations"] == ">= 1, <= 16,384"
     assert rows["gate.threshold"] == "in (0.5, 1]"
-    assert rows["evaluation.games"] == "an even number >= 2"
+    assert rows["evaluation.games"] == "0 or an even number >= 2"
     assert rows["optim.schedule"] == "one of `constant`, `cosine`"
     assert rows["replay.min_size"].startswith("between 0 and replay.capacity")
 

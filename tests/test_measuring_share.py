@@ -90,6 +90,25 @@ def test_no_skip_no_line(capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_games_zero_measures_the_solved_positions_only(capsys):
+    """evaluation.games=0: no matches (no Evaluation), eval/raw_optimal every time, and
+    no line about skipped matches; the config takes 0 and still refuses an odd count."""
+    import pytest
+
+    from jaxzero.core.config import EvaluationConfig
+
+    clock = FakeClock()
+    hook = EvaluationHook(None, every=2, seed=0, judge=lambda params: {"optimal": 0.7})
+    steps = [Step(i, State(), {}, {}, clock) for i in range(1, 5)]
+    for step in steps:
+        hook(step)
+    assert [step.checks for step in steps] == [{}, {"eval/raw_optimal": 0.7}] * 2
+    assert capsys.readouterr().err == ""
+    assert EvaluationConfig(games=0).games == 0
+    with pytest.raises(ValueError, match="evaluation.games must be 0 or an even number"):
+        EvaluationConfig(games=3)
+
+
 def test_the_benchmark_reads_each_measurement_from_the_gap_after_its_row():
     from measuring_share import measuring_costs  # benchmarks/, on the path from conftest
 

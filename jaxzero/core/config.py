@@ -353,14 +353,15 @@ class EvaluationConfig:
     forward pass, ``eval/raw_optimal``); and its score against random and one-ply over
     ``games`` games each, whenever those matches fit in ``max_share`` of the run's wall
     time so far (their last duration counted ahead), so that measuring never eats more
-    than that share of the training.
+    than that share of the training; ``games=0`` plays none. A population's members
+    measure ``eval/raw_optimal`` alone and play no matches while they train.
     """
 
     simulations: int = 64  # of every evaluating search
     average_symmetries: bool = False  # the network averaged over env.symmetries
     opening_plies: int = 2  # random plies that open each pair of match games
     every: int = 100  # iterations between periodic evaluations (0: none)
-    games: int = 100  # games against each opponent, half with each colour
+    games: int = 100  # games against each opponent, half with each colour (0: no matches)
     max_share: float = 0.05  # the periodic matches' largest share of the wall time
 
     def __post_init__(self) -> None:
@@ -368,7 +369,10 @@ class EvaluationConfig:
         _at_least(self, 1, "simulations")
         check_evaluation_simulations(self.simulations, "evaluation.simulations")
         _at_least(self, 0, "opening_plies", "every")
-        _check_even_games("evaluation.games", self.games)
+        _check(
+            self.games == 0 or (self.games >= 2 and self.games % 2 == 0),
+            f"evaluation.games must be 0 or an even number >= 2, got {self.games}",
+        )  # 0: a single run's periodic evaluation measures the solved positions only
         _check(
             0 < self.max_share <= 1,
             f"evaluation.max_share must be in (0, 1], got {self.max_share}",

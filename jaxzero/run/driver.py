@@ -370,14 +370,16 @@ def standard_hooks(
             )
         )
     if config.evaluation.every > 0:
-        player = evaluation_player(config, trainer.env, trainer.apply_fn, trainer.search)
-        evaluation = make_evaluation(
-            trainer.env,
-            player,
-            DRIVER_OPPONENTS,
-            config.evaluation.games,
-            config.evaluation.opening_plies,
-        )
+        evaluation = None  # evaluation.games=0: no matches, the solved positions only
+        if config.evaluation.games:
+            player = evaluation_player(config, trainer.env, trainer.apply_fn, trainer.search)
+            evaluation = make_evaluation(
+                trainer.env,
+                player,
+                DRIVER_OPPONENTS,
+                config.evaluation.games,
+                config.evaluation.opening_plies,
+            )
         hooks.append(
             hooks_lib.EvaluationHook(
                 evaluation, config.evaluation.every, config.seed, judge, config.evaluation.max_share

@@ -310,9 +310,10 @@ class EvaluationHook:
     single-player game its mean score ``eval/score`` beside ``eval/NAME_score`` of the
     fixed players. The first matches run at the first measurement; after them, their
     last duration is counted ahead, so that from then on the checks stay within the
-    share (matches that take a minute play about once in twenty minutes at 5%)."""
+    share (matches that take a minute play about once in twenty minutes at 5%). Without
+    an ``evaluation`` (``evaluation.games=0``) only ``eval/raw_optimal`` is measured."""
 
-    evaluation: Evaluation | SoloEvaluation
+    evaluation: Evaluation | SoloEvaluation | None  # None: no matches
     every: int
     seed: int
     judge: Callable[[Any], dict[str, float]] | None = None
@@ -326,6 +327,8 @@ class EvaluationHook:
         if self.judge is not None:
             with step.clock.check(step.state):
                 step.checks["eval/raw_optimal"] = self.judge(step.state.best_params)["optimal"]
+        if self.evaluation is None:
+            return
         fits = step.clock.allows(self._seconds) and self._affordable(step.clock)
         if jax.process_count() > 1:  # one decision for all hosts: process 0's clock
             fits = bool(multihost_utils.broadcast_one_to_all(np.bool_(fits)))
