@@ -8,20 +8,21 @@
    position set (tic-tac-toe, Connect Four) the solver-optimal move share is measured at
    each n too, and Gumbel's minus PUCT's share on the same positions, paired.
 2. **Training with each search.** The same preset is trained with PUCT and with Gumbel at
-   a low and a medium self-play budget, for the same training time and several seeds; the
-   raw network's optimal share is recorded against training time and positions generated.
-   Each arm (search kind, simulations) is one population run of all its seeds
-   (:func:`jaxzero.make_population`: one process, one compiled program) through the
-   library's driver (:func:`jaxzero.run.driver.train`) with a measuring hook,
-   :class:`experiments.share_probe.ShareProbe`, that keeps the training clock (wall time
-   less its checks and the first, compiling iteration) and stops the run (``step.stop``)
-   when it is spent: ``train_seconds`` per seed, the compute of that many single runs.
-   PUCT and Gumbel stay two programs (their searches differ in code). ``--jobs N`` runs N
-   arms at a time, each process pinned to its own CPUs (:mod:`experiments.pinned`).
+   a low and a medium self-play budget, for the same wall time and several seeds; the
+   raw network's optimal share (``eval/raw_optimal``, every ``evaluation.every``
+   iterations) is recorded against training time and positions generated. It is a study
+   (:mod:`jaxzero.run.study`), trained as ``jaxzero train GAME --seeds S --grid
+   search.kind=puct,gumbel search.num_simulations=N1,N2 --jobs J`` trains it: each arm
+   (search kind, simulations) one population of all its seeds (one compiled program),
+   ``--jobs J`` arms at a time, each in a process on its own share of the cores, with
+   ``train_seconds`` per seed of wall time (the compute of that many single runs). Its
+   report (:mod:`jaxzero.run.comparison`) compares the arms with the statistics of
+   ``results.md``.
 
 Output (``--out``): ``policy_improvement.csv``, ``optimal_share.csv``,
 ``optimal_difference.csv``, ``training.csv``, PNGs and ``results.md`` with a verdict per
-game (experiments.compare_search_report), and each training run in ``training_runs/``.
+game (experiments.compare_search_report), and the training study in ``training_study/``
+(its arms in ``arms/KIND-N``, its report in ``report/``).
 
     python -m experiments.compare_search --jobs 2 --out docs/compare_search \\
         --checkpoint tic_tac_toe=RUN --checkpoint connect_four=RUN --checkpoint go_6x6=RUN
@@ -34,8 +35,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import os
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,22 +43,22 @@ from typing import Any
 import jax
 
 from experiments import compare_search_report as report
-from experiments import pinned
-from experiments.compare_search_report import KINDS, read_csv
-from experiments.share_probe import ShareProbe
+from experiments.compare_search_report import KINDS
 from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
 from jaxzero.measure.games import game_extras, solved_games
 from jaxzero.measure.match import play_match
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
-from jaxzero.measure.probes import make_judge
+from jaxzero.measure.statistics import wilson_interval
 from jaxzero.run.agent import Agent, load_agent, parse_settings
+from jaxzero.run.comparison import write_study_report
 from jaxzero.run.compile_cache import enable_compile_cache
 from jaxzero.run.driver import train
+from jaxzero.run.members import member_folder
+from jaxzero.run.report import read_metrics
+from jaxzero.run.study import Study, cpu_shares, train_study
 from jaxzero.run.ways import use_host_cores
-
-ROOT = Path(__file__).resolve().parents[1]  # the pinned runs' working directory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,8 +74,9 @@ class Tier:
     train_game: str = "connect_four"  # preset of the training study
     train_simulations: tuple[int, ...] = (8, 32)
     train_seeds: tuple[int, ...] = (0, 1)
-    train_seconds: float = 1800.0  # training time of each run (checks, compilation excluded)
-    train_evals: int = 10  # strength measurements per training run (plus one at the start)
+    train_seconds: float | None = 1800.0  # wall time of each seed (its arm's over its seeds)
+    train_iterations: int | None = None  # or each arm's iterations
+    train_every: int = 10  # iterations between the measurements (evaluation.every)
     train_overrides: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -91,19 +91,18 @@ _TINY = {
     "network.hidden_size": 16, "network.num_blocks": 1, "network.channels": 8,
 }  # fmt: skip
 _NO_CHECKS = {"evaluation.every": 0, "train.log_every": 1_000_000}  # no checks, no metrics rows
-_TIMED = _NO_CHECKS | {"train.checkpoint_every": 1_000_000, "train.keep_every": 0}  # nor saves
 TIERS: dict[str, Tier] = {
     "full": Tier(),
     "quick": Tier(
         simulations=(2, 8, 32), match_games=64, checkpoint_seconds=45.0,
         checkpoint_overrides={"connect_four": _SMALL, "go_6x6": _SMALL},
-        train_game="tic_tac_toe", train_seconds=20.0, train_evals=3,
+        train_game="tic_tac_toe", train_seconds=20.0, train_every=20,
     ),
     "smoke": Tier(
         simulations=(2,), match_games=4, checkpoint_iterations=0,
         checkpoint_overrides={"tic_tac_toe": _TINY}, games=("tic_tac_toe",),
-        train_game="tic_tac_toe", train_simulations=(2,), train_seconds=1.0, train_evals=1,
-        train_overrides=_TINY,
+        train_game="tic_tac_toe", train_simulations=(2,), train_seconds=None,
+        train_iterations=2, train_every=1, train_overrides=_TINY,
     ),
 }  # fmt: skip
 
@@ -147,52 +146,60 @@ def make_checkpoint(game: str, tier: Tier, root: Path, log=print) -> Path:
     return result.run_dir
 
 
-def training_run(tier: Tier, kind: str, n: int, run_dir: Path, log=print, judge=None) -> list:
-    """Train ``tier``'s preset with ``kind``(n), all of ``tier.train_seeds`` as one
-    population, for ``tier.train_seconds`` per seed into the run ``run_dir`` (replaced; its
-    members ``run_dir/members/K``), measured by a :class:`ShareProbe`; its rows, member by
-    member at each measurement."""
-    arm = {"search.kind": kind, "search.num_simulations": n} | _TIMED
-    config = apply_overrides(get_preset(tier.train_game), tier.train_overrides | arm)
-    judge = make_judge(config) if judge is None else judge
-    seeds = tier.train_seeds
-    probe = ShareProbe(config, tier.train_seconds, tier.train_evals, judge, seeds)
-    # the probe stops it
-    train(run_dir, config, iterations=2**31 - 1, force=True, hooks=[probe], seeds=seeds)
-    for last in probe.rows[-len(seeds) :]:
-        log(f"  {kind}({n}) seed {last['seed']}: {last['iteration']} iterations, "
-            f"{last['positions']} positions, optimal {last['optimal']:.3f}")  # fmt: skip
-    return sorted(probe.rows, key=lambda row: row["seed"])  # stable: each seed's in time order
-
-
 def training_arms(tier: Tier) -> list[tuple[str, int]]:
     """(search kind, simulations) of every training arm of ``tier``, in run order."""
     return [(k, n) for n in tier.train_simulations for k in KINDS]
 
 
-def training_study(tier_name: str, tier: Tier, jobs: int, out: Path, log=print) -> list:
-    """Every arm of ``tier`` as the population run ``out/training_runs/KIND-N``: here one
-    by one, or ``jobs`` at a time in pinned processes (also writing ``training.csv``,
-    ``log.txt``)."""
-    arms = training_arms(tier)
-    dirs = [out / "training_runs" / f"{kind}-{n}" for kind, n in arms]
-    if jobs == 1:
-        runs = zip(arms, dirs, strict=True)
-        judge = make_judge(apply_overrides(get_preset(tier.train_game), tier.train_overrides))
-        return [row for (k, n), d in runs for row in training_run(tier, k, n, d, log, judge)]
-    flags = [] if tier_name == "full" else [f"--{tier_name}"]
-    flags += ["--train-seconds", str(tier.train_seconds)]
-    flags += ["--train-seeds", str(len(tier.train_seeds))]  # seeds 0..S-1, as the tiers'
-    commands = []
-    for (kind, n), run_dir in zip(arms, dirs, strict=True):
-        shutil.rmtree(run_dir, ignore_errors=True)  # now, not by the child's force (the log)
-        run_dir.mkdir(parents=True)
-        arm = ["--arm", f"{kind}:{n}", "--out", str(run_dir)]
-        commands.append([sys.executable, "-m", "experiments.compare_search", *flags, *arm])
-    names = [f"training arm {kind}({n})" for kind, n in arms]
-    logs = [d / "log.txt" for d in dirs]
-    pinned.run_pinned(commands, logs, jobs, names=names, log=log, cwd=ROOT)
-    return [row for run_dir in dirs for row in read_csv(run_dir / "training.csv")]
+def training_study(tier: Tier, jobs: int, out: Path, log=print, command: str = "") -> list:
+    """Every arm of ``tier``, each a population of the tier's seeds, as the study
+    ``out/training_study`` (its arms ``arms/KIND-N``; started over when it is there,
+    each arm deleting only what it wrote), ``jobs`` arms at a time, and its report;
+    the measurements as ``training.csv``'s rows, arm by arm, seed by seed."""
+    # each measurement in a full metrics row (positions_written with it)
+    every = {"evaluation.every": tier.train_every, "train.log_every": tier.train_every}
+    config = apply_overrides(get_preset(tier.train_game), tier.train_overrides | every)
+    arms = {f"{kind}-{n}": {"search.kind": kind, "search.num_simulations": n}
+            for kind, n in training_arms(tier)}  # fmt: skip
+    study = Study(config, arms, list(tier.train_seeds), {}, command)
+    root = out / "training_study"
+    turns = -(-len(arms) // jobs) if jobs > 1 else len(arms)  # the arms' turns on the CPUs
+    seconds = tier.train_seconds and tier.train_seconds * len(tier.train_seeds) * turns
+    results = train_study(root, study, seconds=seconds, iterations=tier.train_iterations,
+                          force=True, jobs=jobs, log=log)  # fmt: skip
+    # an arm's process's exit status (jobs > 1), or its run's result (in this process)
+    if failed := [f"{name} (exit {code})" for name, code in results.items() if code != 0
+                  and isinstance(code, int)]:  # fmt: skip
+        raise RuntimeError(f"training arms that did not finish: {', '.join(failed)}")
+    log(f"  training study report: {write_study_report(root) / 'summary.md'}")
+    return training_rows(root, study)
+
+
+def training_rows(root: Path, study: Study) -> list[dict[str, Any]]:
+    """``training.csv``'s rows from a study's arms: each seed's measurements of the raw
+    policy's optimal share (with its Wilson interval over the position set), its clock
+    (``wall_seconds``: the arm's wall time over its seeds, the compute of one run) and
+    the positions it wrote."""
+    rows = []
+    for name in study.arms:
+        config = study.arm_config(name)
+        load = game_extras(config.game).positions  # None: a game without solved positions
+        total = len(load().lengths) if load is not None else 0
+        for k, seed in enumerate(study.seeds):
+            for row in read_metrics(member_folder(study.folder(root, name), k))[0]:
+                if not isinstance(row.get("eval/raw_optimal"), int | float):
+                    continue  # not a measuring iteration (or a value not written)
+                share = float(row["eval/raw_optimal"])
+                low, high = wilson_interval(share * total, total)
+                rows.append({
+                    "game": config.game, "search": config.search.kind,
+                    "simulations": config.search.num_simulations, "seed": seed,
+                    "iteration": int(row["iteration"]),
+                    "wall_seconds": float(row["elapsed"]) / len(study.seeds),
+                    "positions": int(row.get("positions_written", 0)),
+                    "optimal": share, "optimal_low": low, "optimal_high": high,
+                })  # fmt: skip
+    return rows
 
 
 def run(
@@ -207,8 +214,7 @@ def run(
     game); ``search``: ``search.*`` / ``evaluation.*`` settings of the loaded agents;
     ``changes``: tier fields to replace (e.g. ``{"train_seconds": 1500}``)."""
     tier = dataclasses.replace(TIERS[tier_name], **(changes or {}))
-    if not skip_training:
-        pinned.cpu_groups(jobs)  # a bad --jobs fails now, not after the fixed-network study
+    cpu_shares(jobs)  # a bad count fails now, not after the fixed-network study
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints, key = dict(checkpoints or {}), jax.random.key(seed)
@@ -226,7 +232,7 @@ def run(
         found = policy_improvement(agent, tier, k, log, matches_too=not skip_matches)
         tables = {name: rows + found[name] for name, rows in tables.items()}
         report.write_tables(out, tables)
-    training = () if skip_training else training_study(tier_name, tier, jobs, out, log)
+    training = () if skip_training else training_study(tier, jobs, out, log, command)
     tables["training"] = list(training)
     report.write_tables(out, tables)
     text, pngs = report.write_report(out, tables, tier_name, command)
@@ -249,9 +255,9 @@ def _parser() -> argparse.ArgumentParser:
     flag("--skip-fixed", help="only the training study")
     flag("--skip-matches", help="fixed-network study: only the solver-optimal shares (no matches)")
     add("--jobs", type=int, default=1,
-        help="training runs at a time, each pinned to its own CPUs (default 1)")
+        help="training arms at a time, each on its own share of the CPUs (default 1)")
     add("--train-seconds", type=float,
-        help="training time of each seed (default: the tier's; full 1800)")
+        help="wall time of each seed's training (default: the tier's; full 1800)")
     add("--train-seeds", type=int, metavar="S",
         help="seeds 0..S-1 of each training arm, one population (default: the tier's; 2)")
     add("--train-simulations", type=int, nargs="+", metavar="N",
@@ -260,9 +266,6 @@ def _parser() -> argparse.ArgumentParser:
         help="the fixed-network study's budgets (default: the tier's; full 2 4 ... 128)")
     add("--match-games", type=int,
         help="games of each fixed-network match, even (default: the tier's; full 200)")
-    add("--arm", metavar="KIND:N",
-        help="run only this training arm (all seeds) and write its training.csv (--jobs)")
-    add("--cpus", metavar="I,J,...", help="with --arm: run on these CPUs only")
     add("--set", action="append", default=[], metavar="KEY=VALUE",
         help="fixed-network study: change a search.* or evaluation.* setting of the loaded "
         "agents (e.g. search.max_num_considered_actions=4)")
@@ -292,22 +295,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     changes = _tier_changes(parser, args)
     try:
         search = parse_settings(args.set)
-        pinned.cpu_groups(args.jobs)
+        cpu_shares(args.jobs)
     except ValueError as error:
         parser.error(str(error))
-    if args.arm is None:
-        run(args.out, name, checkpoints, seed=args.seed, skip_training=args.skip_training,
-            skip_fixed=args.skip_fixed, skip_matches=args.skip_matches, jobs=args.jobs,
-            changes=changes, search=search, command=command, log=log)  # fmt: skip
-        return
-    kind, _, n = args.arm.partition(":")
-    if kind not in KINDS or not n.isdigit():
-        parser.error(f"--arm expects KIND:N with KIND one of {KINDS}, got {args.arm!r}")
-    if args.cpus:  # before JAX's first computation starts its thread pool
-        os.sched_setaffinity(0, [int(cpu) for cpu in args.cpus.split(",")])
-    tier, out = dataclasses.replace(TIERS[name], **changes), Path(args.out)
-    rows = training_run(tier, kind, int(n), out, log)
-    report.write_tables(out, {"training": rows})
+    run(args.out, name, checkpoints, seed=args.seed, skip_training=args.skip_training,
+        skip_fixed=args.skip_fixed, skip_matches=args.skip_matches, jobs=args.jobs,
+        changes=changes, search=search, command=command, log=log)  # fmt: skip
 
 
 def _tier_changes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from experiments import share_probe
 from jaxzero.measure.probes import optimal_share
 from jaxzero.measure.statistics import mean_interval, paired_difference, welch_difference
 
@@ -36,7 +35,10 @@ DIFFERENCE_COLUMNS = [
     "game", "simulations", "positions", "gumbel_only", "puct_only", "difference",
     "difference_low", "difference_high",
 ]  # fmt: skip
-TRAINING_COLUMNS = list(share_probe.COLUMNS)  # a ShareProbe's rows
+TRAINING_COLUMNS = [
+    "game", "search", "simulations", "seed", "iteration", "wall_seconds", "positions",
+    "optimal", "optimal_low", "optimal_high",
+]  # fmt: skip
 FILES = {
     "matches": ("policy_improvement.csv", IMPROVEMENT_COLUMNS),
     "shares": ("optimal_share.csv", OPTIMAL_COLUMNS),

@@ -62,11 +62,24 @@ def test_smoke_tier_writes_every_table_and_plot(smoke):
     assert columns == report.TRAINING_COLUMNS
     runs = {(r["search"], r["simulations"], r["seed"]) for r in training}
     assert len(runs) == 2 * len(tier.train_simulations) * len(tier.train_seeds)
-    assert len(training) == len(runs) * (tier.train_evals + 1)
+    # a measurement every iteration (train_every = 1), each of the arm's seeds
+    assert len(training) == len(runs) * tier.train_iterations
     for run in runs:
         rows = [r for r in training if (r["search"], r["simulations"], r["seed"]) == run]
-        positions = [int(r["positions"]) for r in rows]
-        assert positions == sorted(positions) and float(rows[0]["wall_seconds"]) == 0.0
+        assert [int(r["iteration"]) for r in rows] == [1, 2]
+        positions = [int(r["positions"]) for r in rows]  # finished games' positions
+        assert positions == sorted(positions) and 0 < float(rows[0]["wall_seconds"])
+        assert all(float(r["optimal_low"]) <= float(r["optimal"]) <= float(r["optimal_high"])
+                   for r in rows)  # fmt: skip
+
+    # The training study is a study of `jaxzero train --grid`: its arms are populations,
+    # its report compares them with the statistics of results.md.
+    study = out / "training_study"
+    assert sorted(p.name for p in (study / "arms").iterdir()) == ["gumbel-2", "puct-2"]
+    member = load_agent(study / "arms" / "gumbel-2" / "members" / "1")
+    assert member.config.search.kind == "gumbel" and member.config.seed == tier.train_seeds[1]
+    summary = (study / "report" / "summary.md").read_text()
+    assert "| eval/raw_optimal |" in summary and "puct-2 − gumbel-2" in summary
 
     for name in ("policy_improvement.png", "optimal_share.png", "training.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -122,41 +135,14 @@ def test_both_searches_at_64_find_the_quickest_win(smoke, kind):
     assert actions.tolist() == [8, 8]
 
 
-def test_jobs_run_the_training_study_in_pinned_processes(tmp_path):
-    """--jobs 2: the smoke tier's two arms, each a population of its seeds in a process of
-    its own on one CPU; their rows come back in run order, as the sequential study writes
-    them."""
-    compare_search.main(["--smoke", "--skip-fixed", "--jobs", "2", "--out", str(tmp_path)])
-    tier = compare_search.TIERS["smoke"]
-    columns, training = _read(tmp_path / "training.csv")
-    assert columns == report.TRAINING_COLUMNS
-    runs = [(r["search"], int(r["simulations"]), int(r["seed"])) for r in training]
-    arms = [
-        (kind, n, seed)
-        for kind, n in compare_search.training_arms(tier)
-        for seed in tier.train_seeds
-    ]
-    assert list(dict.fromkeys(runs)) == arms
-    assert len(training) == len(runs) == 4 * (tier.train_evals + 1)
-    for kind, n, seed in arms:
-        log = (tmp_path / "training_runs" / f"{kind}-{n}" / "log.txt").read_text()
-        assert f"{kind}({n}) seed {seed}:" in log
-    # Each member's final network is saved as a run an agent loads.
-    kind, n, seed = arms[-1]
-    agent = load_agent(tmp_path / "training_runs" / f"{kind}-{n}" / "members" / "1")
-    last = [r for r in training if (r["search"], int(r["seed"])) == (kind, seed)][-1]
-    assert agent.iteration == int(last["iteration"]) > 0
-    assert agent.config.search.kind == kind and agent.config.seed == seed
-
-
 @pytest.mark.parametrize(
     "flags, message",
     [
         (["--jobs", "999"], "--jobs 999: this process may use"),
+        (["--jobs", "0"], "--jobs 0: this process may use"),
         (["--match-games", "3"], "--match-games must be even and at least 2"),
         (["--simulations", "8", "0"], "--simulations must be at least 1"),
         (["--train-seconds", "0"], "--train-seconds must be positive"),
-        (["--arm", "mcts:8"], "--arm expects KIND:N"),
         (["--set", "network.channels=8"], "only search.* and evaluation.* settings can"),
     ],
 )

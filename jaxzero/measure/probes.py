@@ -5,8 +5,8 @@
 
 A judge replays its game's solved positions once and its player compiles once, so one
 judge serves every measurement of a study: each run of one network shape, each time it is
-measured. ``experiments.share_probe.ShareProbe`` (a research tool, outside the package)
-calls one from inside training.
+measured. The driver's periodic evaluation calls one from inside training
+(``eval/raw_optimal``, every ``evaluation.every`` iterations).
 """
 
 from __future__ import annotations
