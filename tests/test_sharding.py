@@ -36,6 +36,11 @@ TINY = {
 }
 
 
+def _devices(count: int) -> str:
+    """XLA_FLAGS for ``count`` CPU devices, beside the suite's own (its fast compile)."""
+    return f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={count}"
+
+
 def _run(script: str, env: dict[str, str], timeout: float = 300) -> subprocess.Popen:
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
     return subprocess.Popen(
@@ -128,7 +133,7 @@ FOUR_DEVICES = """
 @pytest.fixture(scope="module")
 def four_devices() -> dict:
     script = FOUR_DEVICES.format(tiny=json.dumps(TINY))
-    proc = _run(script, {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
+    proc = _run(script, {"XLA_FLAGS": _devices(4)})
     return _result(proc)
 
 
@@ -238,7 +243,7 @@ def test_two_processes_train_resume_and_write_each_checkpoint_once(tmp_path):
                 sharding.ENV_COORDINATOR: coordinator,
                 sharding.ENV_NUM_PROCESSES: "2",
                 sharding.ENV_PROCESS_ID: str(rank),
-                "XLA_FLAGS": "--xla_force_host_platform_device_count=1",
+                "XLA_FLAGS": _devices(1),
             },
         )
         for rank in range(2)
@@ -306,7 +311,7 @@ def test_a_population_splits_member_wise_with_no_collective():
     two each, no collective in the compiled iteration, and the same members as all four
     vmapped on one device."""
     script = TWO_DEVICE_POPULATION.format(tiny=json.dumps(TINY))
-    r = _result(_run(script, {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}))
+    r = _result(_run(script, {"XLA_FLAGS": _devices(2)}))
     assert r["collectives"] == 0, r
     assert r["shards"] == [2, 2]
     assert r["max_param_diff"] <= 1e-5 and r["policy_diff"] <= 1e-5 and r["replay_equal"]
