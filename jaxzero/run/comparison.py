@@ -186,10 +186,23 @@ def arms_of(folder: Path, label: str) -> list[Arm]:
     return found
 
 
-def write_study_report(root: Path) -> Path:
-    """``jaxzero report DIR`` of a study: its arms compared, into ``DIR/report``."""
+def write_study_report(root: str | Path) -> Path:
+    """``jaxzero report DIR`` of a study: its arms compared.
+
+    Args:
+        root: the study's folder (:func:`jaxzero.train_study`).
+
+    Returns:
+        ``root/report``, holding ``summary.md`` (each arm's last measurement of every
+        metric, mean and 95% interval over its seeds; Welch's difference of each pair of
+        arms) and a figure per metric.
+
+    Raises:
+        ReportError: not a readable study, or arms without rows to compare.
+    """
     from jaxzero.run.study import read_study
 
+    root = Path(root)
     try:
         study = read_study(root)
     except ValueError as error:
