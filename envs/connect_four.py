@@ -29,6 +29,7 @@ import numpy as np
 
 from envs import symmetry
 from envs.core import Env, State, state_dataclass
+from envs.pictures import Grid
 
 Array = jax.Array
 
@@ -128,6 +129,15 @@ class ConnectFour(Env[ConnectFourState]):
         if not (text.isdigit() and 1 <= int(text) <= COLUMNS):
             raise ValueError(f"{text!r} is not a column: type a number from 1 to {COLUMNS}")
         return int(text) - 1
+
+    def grid(self, state: ConnectFourState) -> Grid:
+        """Player 0's red and player 1's yellow discs, top row first, columns numbered."""
+        cells = np.asarray(state.board).reshape(ROWS, COLUMNS) + 1
+        empty = (cells == 0).sum(axis=0)  # [COLUMNS]: a column's disc lands on row empty - 1
+        lands = np.stack([empty - 1, np.arange(COLUMNS)], axis=1)
+        lands[empty == 0] = -1  # a full column
+        labels = [str(c + 1) for c in range(COLUMNS)]
+        return Grid(cells, style="discs", column_labels=labels, action_cells=lands)
 
     def render(self, state: ConnectFourState) -> str:
         """The board, top row first, X for player 0 and O for player 1, columns numbered."""

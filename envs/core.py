@@ -47,6 +47,8 @@ symmetries                      ``symmetries``               the trivial group (
 text notation                   ``action_to_text``,          action numbers; ``render`` shows
                                 ``text_to_action``,          whose move it is and the legal
                                 ``render``                   moves
+a picture (:mod:`envs.pictures`) ``grid`` (a grid game's      ``render``'s text as SVG
+                                board) or ``to_svg``
 ==============================  ===========================  ===================================
 
 Hidden information (optional). A game in which the mover does not see everything (the
@@ -76,7 +78,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import symmetry
+from envs import pictures, symmetry
+from envs.pictures import Grid
 from envs.symmetry import Symmetries
 
 Array = jax.Array
@@ -105,6 +108,13 @@ class State:
 
     def replace(self: S, **changes: Any) -> S:
         return dataclasses.replace(self, **changes)
+
+    def _repr_svg_(self) -> str | None:
+        """Jupyter's picture of a state (or a batch): its game's ``picture``, the game
+        being the last one made that started states of this type and shape (None, a
+        plain repr, when there is none)."""
+        env = _drawing_env(self)
+        return None if env is None else env.picture(self).svg
 
 
 class Env(abc.ABC, Generic[S]):
@@ -163,6 +173,10 @@ class Env(abc.ABC, Generic[S]):
             with a one-line reason when malformed (default: an action index).
         render: ``render(state) -> str``, optional: a picture of one state (default: whose
             move it is and the legal moves).
+        grid: ``grid(state) -> envs.pictures.Grid | None``, optional: a grid game's board
+            (who holds each cell, how pieces look), which ``to_svg`` draws (default None).
+        to_svg: ``to_svg(state) -> str``, optional: one state as an SVG document (default:
+            ``grid``'s drawing, else ``render``'s text; ``picture`` shows it, or a batch).
     """
 
     id: str
@@ -189,7 +203,11 @@ class Env(abc.ABC, Generic[S]):
 
     def init(self, key: Array) -> S:
         """The initial state. ``key`` seeds games with random set-ups (e.g. shuffles)."""
-        return self._init(key)
+        state = self._init(key)
+        drawn = (type(state), tuple(self.observation_shape))
+        _STARTED.pop(drawn, None)
+        _STARTED[drawn] = self  # the last game to start such states draws them
+        return state
 
     def step(self, state: S, action: Array, key: Array | None = None) -> S:
         """Play ``action`` for ``state.current_player``; see the module docstring for rules."""
@@ -273,6 +291,28 @@ class Env(abc.ABC, Generic[S]):
             f"move; legal: {' '.join(legal)}"
         )
 
+    def grid(self, state: S) -> Grid | None:
+        """A grid game's board as its picture draws it (None: not a grid game)."""
+        return None
+
+    def to_svg(self, state: S) -> str:
+        """One (unbatched) state as an SVG document: the game's ``grid`` drawn, or its
+        text picture (``render``)."""
+        grid = self.grid(state)
+        under = caption(self, state)
+        if grid is not None:
+            return pictures.grid_svg(grid, under)
+        return pictures.text_svg(self.render(state), under)
+
+    def picture(self, state: S, limit: int = 16) -> pictures.Picture:
+        """``state`` as a picture Jupyter displays; a batch (a leading axis) as a grid of
+        its first ``limit`` states."""
+        if np.ndim(state.step_count) == 0:
+            return pictures.Picture(self.to_svg(state))
+        count = min(int(np.shape(state.step_count)[0]), limit)
+        one = lambda i: jax.tree.map(lambda x: x[i], state)  # noqa: E731
+        return pictures.Picture(pictures.tile([self.to_svg(one(i)) for i in range(count)]))
+
     @abc.abstractmethod
     def _init(self, key: Array) -> S: ...
 
@@ -290,3 +330,26 @@ class Env(abc.ABC, Generic[S]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r})"
+
+
+# (state type, observation shape) -> the last game that started such states: who draws them
+_STARTED: dict[tuple[type, tuple[int, ...]], Env] = {}
+
+
+def _drawing_env(state: State) -> Env | None:
+    """The game that draws ``state`` (one state, or a batch along its leading axes)."""
+    shape = tuple(np.shape(state.observation))
+    for (kind, observed), env in reversed(_STARTED.items()):
+        if kind is type(state) and shape[len(shape) - len(observed) :] == observed:
+            return env
+    return None
+
+
+def caption(env: Env, state: State) -> str:
+    """Under a picture: the ply, and whose move it is or that the game is over."""
+    ply = f"{env.id}, ply {int(state.step_count)}"
+    if bool(state.truncated):
+        return f"{ply}: over (truncated)"
+    if bool(state.terminated):
+        return f"{ply}: game over"
+    return f"{ply}: player {int(state.current_player)} to move"

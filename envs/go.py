@@ -62,6 +62,7 @@ import numpy as np
 
 from envs import symmetry
 from envs.core import Env, State, state_dataclass
+from envs.pictures import Grid
 
 Array = jax.Array
 
@@ -287,6 +288,17 @@ class Go(Env[GoState]):
     def text_to_action(self, text: str) -> int:
         """GTP coordinates (``D4``, case-insensitive) or ``pass``."""
         return gtp_to_action(text, self.size)
+
+    def grid(self, state: GoState) -> Grid:
+        """Black (player 0) and white stones on the lines, GTP's coordinates around."""
+        n = self.size
+        colour = np.asarray(state.colour).reshape(n, n)
+        cells = np.where(colour > 0, 1, np.where(colour < 0, 2, 0))
+        rows = [str(n - r) for r in range(n)]
+        points = np.stack(np.divmod(np.arange(n * n), n), axis=1)
+        actions = np.concatenate([points, [[-1, -1]]])  # the last action passes
+        return Grid(cells, style="stones", column_labels=list(COLUMNS[:n]), row_labels=rows,
+                    action_cells=actions)  # fmt: skip
 
     def render(self, state: GoState) -> str:
         n = self.size

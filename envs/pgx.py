@@ -322,6 +322,12 @@ class PgxEnv(Env[PgxState]):
         fixed._step = lambda inner, a, key: self._chance[2](inner, a, outcome)
         return self._wrap(fixed.step(state.pgx, action, jax.random.key(0)))
 
+    def to_svg(self, state: PgxState) -> str:
+        """pgx's own drawing of the state (``pgx.State.to_svg``; the observation, which
+        the bridge keeps beside pgx's state, put back for it)."""
+        inner = jax.tree.map(jnp.asarray, state.pgx.replace(observation=state.observation))
+        return str(inner.to_svg())  # (pgx's drawing code takes jax arrays, not numpy's)
+
     def render(self, state: PgxState) -> str:
         """The mover's stones X, the opponent's O (othello, hex, go: their first two
         observation planes), then who moves; 2048's tiles, then the step; other games

@@ -66,8 +66,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from envs import symmetry
-from envs.core import Env, State, state_dataclass
+from envs import pictures, symmetry
+from envs.core import Env, State, caption, state_dataclass
 
 Array = jax.Array
 
@@ -448,6 +448,28 @@ class StarDuel(Env[StarDuelState]):
         if state.terminated or state.truncated:
             lines.append("game over")
         return "\n".join(lines)
+
+    def to_svg(self, state: StarDuelState) -> str:
+        """Authority, trade and combat, then the mover's hand, cards in play and bases, the
+        opponent's bases and the trade row (costs in brackets), as rows of cards."""
+
+        def cards(counts) -> list[str]:
+            return [f"{CARDS[i].name}" + (f" x{int(n)}" if n > 1 else "")
+                    for i, n in enumerate(np.asarray(counts)) if n]  # fmt: skip
+
+        me, you = int(state.current_player), 1 - int(state.current_player)
+        header = [
+            f"player {me} to move, turn {int(state.turn) + 1}",
+            f"authority: player {me} {int(state.authority[0])}, player {you} "
+            f"{int(state.authority[1])}   trade {int(state.trade)}   combat {int(state.combat)}",
+            f"deck {int(state.deck.sum())}, discard {int(state.discard.sum())}; their hand "
+            f"{int(state.other_hand.sum())}, their deck {int(state.other_deck.sum())}",
+        ]
+        row = [f"{CARDS[c].name} ({CARDS[c].cost})" for c in np.asarray(state.trade_row) if c >= 0]
+        rows = [("hand", cards(state.hand)), ("in play", cards(state.in_play)),
+                ("bases", cards(state.bases)), ("their bases", cards(state.other_bases)),
+                ("trade row", row)]  # fmt: skip
+        return pictures.cards_svg(header, rows, caption(self, state))
 
     def action_to_text(self, action: int) -> str:
         return ACTION_TEXT[int(action)]

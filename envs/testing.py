@@ -25,7 +25,10 @@ step and the rule at the first violation of the contract in ``envs/core.py``:
 * ``env.symmetries``: observation and action tables of shapes [S, P] and [S, A] whose
   rows are permutations, with the identity first;
 * the text notation: every action's ``action_to_text`` is one line that ``text_to_action``
-  reads back as that action; a game's own ``render`` draws the initial position as text.
+  reads back as that action; a game's own ``render`` draws the initial position as text;
+* the picture (``to_svg``, :mod:`envs.pictures`) of the initial position and of a finished
+  game is one well-formed SVG document with a size; a ``grid`` has the shape of a board
+  and its pieces' players.
 
 Then every capability the game declares (``envs/core.py``): a group of more than the
 identity goes through ``check_symmetries``, enumerated chance events
@@ -58,6 +61,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from envs import pictures
 from envs.core import Env, State
 
 Array = jax.Array
@@ -89,6 +93,8 @@ def check_env(env: Env, *, num_games: int = 16, seed: int = 0) -> None:
     )
     _check_illegal_action(env, init, states)
     _check_notation(env, _index(init, 0))
+    _check_picture(env, _index(init, 0))
+    _check_picture(env, _index(states, 0, num_steps - 1))  # a finished game
 
     if env.symmetries.size > 1:
         check_symmetries(env, num_games=num_games, seed=seed)
@@ -295,6 +301,33 @@ def _check_notation(env: Env, state: State) -> None:
     if type(env).render is not Env.render:
         picture = env.render(state)
         assert isinstance(picture, str) and picture, f"{env.id}: render drew {picture!r}, not text"
+
+
+def _check_picture(env: Env, state: State) -> None:
+    """``state``'s picture is a standalone SVG document; a grid is a board of pieces."""
+    grid = env.grid(state)
+    if grid is not None:
+        cells = np.asarray(grid.cells)
+        assert cells.ndim == 2 and cells.size, f"{env.id}: grid() cells of shape {cells.shape}"
+        assert cells.min() >= 0 and cells.max() <= env.num_players, (
+            f"{env.id}: grid() cells hold {sorted(set(cells.ravel().tolist()))}: 0 (empty) or "
+            f"k = 1 .. {env.num_players} (a piece of player k - 1)"
+        )
+        if grid.action_cells is not None:
+            where = np.asarray(grid.action_cells)
+            assert where.shape == (env.num_actions, 2), (
+                f"{env.id}: grid().action_cells has shape {where.shape}, not "
+                f"({env.num_actions}, 2): a (row, column) per action"
+            )
+            on = where.min(axis=1) >= 0
+            inside = (where[on] < cells.shape).all()
+            assert inside and (where[~on] == -1).all(), (
+                f"{env.id}: grid().action_cells holds cells off the {cells.shape} board"
+            )
+    try:
+        pictures.check_svg(env.to_svg(state))
+    except AssertionError as error:
+        raise AssertionError(f"{env.id}: to_svg: {error}") from None
 
 
 def _random_inputs(num_games: int, num_steps: int, seed: int) -> tuple[Array, Array, np.ndarray]:

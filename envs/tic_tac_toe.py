@@ -12,6 +12,7 @@ import numpy as np
 
 from envs import symmetry
 from envs.core import Env, State, state_dataclass
+from envs.pictures import Grid
 
 Array = jax.Array
 
@@ -83,6 +84,12 @@ class TicTacToe(Env[TicTacToeState]):
         if not (text.isdigit() and 1 <= int(text) <= 9):
             raise ValueError(f"{text!r} is not a cell: type a number from 1 to 9")
         return int(text) - 1
+
+    def grid(self, state: TicTacToeState) -> Grid:
+        """X (player 0) and O marks in the 3 x 3 squares."""
+        cells = np.stack(np.divmod(np.arange(9), 3), axis=1)  # action i: row i // 3, column i % 3
+        board = np.asarray(state.board).reshape(3, 3) + 1
+        return Grid(board, style="marks", action_cells=cells)
 
     def render(self, state: TicTacToeState) -> str:
         marks = {-1: ".", 0: "X", 1: "O"}

@@ -1,31 +1,32 @@
-"""``jaxzero analyze``: one position, the root of a search over it, and its tree as Graphviz.
+"""``jaxzero analyze``'s positions: from moves in the game's notation, or from an SGF record.
 
     state = position_from_moves(env, "4 5 1")          # the game's own notation
     state, record = position_from_sgf(env, Path("game.sgf"))    # Go: an SGF main line
     root = analyze_position(agent.player, agent.params, state, key)
     print(format_root(root, env))                       # prior, visits, Q per legal move
-    Path("tree.dot").write_text(tree_to_dot(root.tree, env))
 
-All values are from the point of view of the player to move at the node in question;
-an edge's Q is ``reward + discount * value(child)`` from its parent's mover's view
-(mctx's convention, see :mod:`jaxzero.core.search`).
+The root's numbers, table, tree and picture are :mod:`jaxzero.measure.roots`' (imported
+here too).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import Any
 
 import jax
 import jax.numpy as jnp
-import mctx
-import numpy as np
 
 from envs.core import Env, State
 from envs.go import Go
 from jaxzero.go import sgf
-from jaxzero.measure.players import SearchPlayer
+from jaxzero.measure.roots import (  # noqa: F401  (the notebook's and the CLI's names)
+    Analysis,
+    RootAnalysis,
+    analyze_position,
+    format_root,
+    root_svg,
+    tree_to_dot,
+)
 
 Array = jax.Array
 
@@ -109,104 +110,3 @@ def position_from_sgf(env: Env, path: Path) -> tuple[State, sgf.GoRecord]:
     if bool(state.terminated | state.truncated):
         raise ValueError(f"{path}: the game is over at the end of the record; nothing to search")
     return state, record
-
-
-@dataclasses.dataclass(frozen=True)
-class RootAnalysis:
-    """The root of one search (host arrays, A = actions)."""
-
-    tree: mctx.Tree  # batch of one
-    legal: np.ndarray  # bool [A]
-    prior: np.ndarray  # float [A]  softmax of the masked network logits
-    visits: np.ndarray  # int [A]
-    q: np.ndarray  # float [A]  meaningful where visits > 0
-    policy: np.ndarray  # float [A]  the search policy (training target)
-    chosen: int  # the greedy move of the search
-    network_value: float  # v(root) from the mover's view
-    search_value: float  # the root's backed-up value
-
-
-def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array) -> RootAnalysis:
-    """``player``'s noise-free search from ``state`` (unbatched), and its greedy choice."""
-    states = jax.tree.map(lambda x: x[None], state)
-    output = jax.jit(player.search)(params, states, key)
-    tree = jax.device_get(output.search_tree)
-    root = tree.ROOT_INDEX
-    legal = np.asarray(state.legal_action_mask)
-    logits = np.asarray(tree.children_prior_logits[0, root], np.float64)
-    logits = np.where(legal, logits, -np.inf)
-    prior = np.exp(logits - logits.max())
-    q = (
-        tree.children_rewards[0, root]
-        + tree.children_discounts[0, root] * (tree.children_values[0, root])
-    )
-    return RootAnalysis(
-        tree=tree,
-        legal=legal,
-        prior=prior / prior.sum(),
-        visits=np.asarray(tree.children_visits[0, root]),
-        q=np.asarray(q),
-        policy=np.asarray(output.action_weights[0]),
-        chosen=int(player.policy.greedy_action(output)[0]),
-        network_value=float(tree.raw_values[0, root]),
-        search_value=float(tree.node_values[0, root]),
-    )
-
-
-def format_root(root: RootAnalysis, env: Env) -> str:
-    """A table of the legal moves, most visited first: prior, visits, Q, search policy."""
-    width = max(4, *(len(env.action_to_text(a)) for a in np.flatnonzero(root.legal).tolist()))
-    lines = [
-        f"network value {root.network_value:+.3f}   search value {root.search_value:+.3f}",
-        f"{'move':<{width}}  {'prior':>6}  {'visits':>6}  {'Q':>7}  {'policy':>6}",
-    ]
-    order = sorted(np.flatnonzero(root.legal), key=lambda a: (-root.visits[a], -root.prior[a]))
-    for a in order:
-        q = f"{root.q[a]:+7.3f}" if root.visits[a] > 0 else f"{'-':>7}"
-        mark = "  <- chosen" if a == root.chosen else ""
-        lines.append(
-            f"{env.action_to_text(int(a)):<{width}}  {root.prior[a]:6.3f}  "
-            f"{int(root.visits[a]):6d}  {q}  {root.policy[a]:6.3f}{mark}"
-        )
-    lines.append(f"chosen move: {env.action_to_text(root.chosen)}")
-    return "\n".join(lines)
-
-
-def tree_to_dot(tree: mctx.Tree, env: Env, index: int = 0) -> str:
-    """The search tree of batch element ``index`` as Graphviz DOT text.
-
-    Nodes show their visit count N, backed-up value V (from the node's mover's view) and
-    network value v; edges show the move, its prior p and its Q from the parent's view.
-    Only nodes reachable from the root are written (all expanded nodes).
-    """
-    visits = np.asarray(tree.node_visits[index])
-    values = np.asarray(tree.node_values[index])
-    raw = np.asarray(tree.raw_values[index])
-    children = np.asarray(tree.children_index[index])  # [N, A]
-    logits = np.asarray(tree.children_prior_logits[index], np.float64)  # [N, A]
-    q = np.asarray(
-        tree.children_rewards[index] + tree.children_discounts[index] * tree.children_values[index]
-    )
-    lines = [
-        "digraph search {",
-        '  node [shape=box, fontname="Helvetica", fontsize=10];',
-        '  edge [fontname="Helvetica", fontsize=9];',
-    ]
-    frontier = [tree.ROOT_INDEX]
-    while frontier:
-        node = frontier.pop(0)
-        label = f"N={int(visits[node])}\\nV={values[node]:+.3f}\\nv={raw[node]:+.3f}"
-        style = ", style=bold" if node == tree.ROOT_INDEX else ""
-        lines.append(f'  n{node} [label="{label}"{style}];')
-        row = logits[node] - logits[node].max()
-        prior = np.exp(row) / np.exp(row).sum()
-        for action in np.flatnonzero(children[node] != tree.UNVISITED):
-            child = int(children[node, action])
-            text = env.action_to_text(int(action)).replace('"', '\\"')
-            lines.append(
-                f'  n{node} -> n{child} [label="{text}\\np={prior[action]:.2f} '
-                f'Q={q[node, action]:+.2f}"];'
-            )
-            frontier.append(child)
-    lines.append("}")
-    return "\n".join(lines) + "\n"

@@ -72,5 +72,6 @@ def test_the_env_docstring_lists_every_attribute_and_method_a_game_sets():
     listed = {s.kind.value: [item.name for item in s.value] for s in sections[1:]}
     assert set(listed["attributes"]) == {*Env.__annotations__, "symmetries"}
     wrappers = {"init", "step", "observe", "chance_probs", "step_outcome", "_settle", "__repr__"}
+    wrappers |= {"picture"}  # to_svg's, one state or a batch
     methods = {name for name, value in vars(Env).items() if callable(value)} - wrappers
     assert set(listed["functions"]) == methods

@@ -5,15 +5,13 @@ stored without outputs.
 Each script runs as a user runs it (``python examples/NAME.py --smoke``, in a scratch
 working directory), the notebook in a kernel. At toy size they are compile-bound, so
 they run with XLA's backend optimisations off (about half the compile time; what is
-checked is behaviour, not speed) and share a JAX compilation cache: custom_search.py and
-experiment.py compile the same PUCT and Gumbel iterations, and three examples the same
-replay of tic-tac-toe's solved positions.
+checked is behaviour, not speed) and share a JAX compilation cache: three examples
+replay tic-tac-toe's solved positions the same way.
 """
 
 from __future__ import annotations
 
 import ast
-import csv
 import json
 import os
 import re
@@ -117,16 +115,21 @@ def _custom_search(out: Path, printed: str) -> None:
 
 
 def _experiment(out: Path, printed: str) -> None:
-    assert (out / "puct_vs_gumbel.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    with open(out / "optimal_share.csv") as file:
-        rows = list(csv.DictReader(file))
-    assert {(r["search"], r["seed"], r["iteration"]) for r in rows} == {
-        (search, seed, iteration)
-        for search in ("PUCT", "Gumbel")
-        for seed in "01"
-        for iteration in "12"
-    }
-    assert all(0 < float(r["optimal_share"]) <= 1 for r in rows)
+    """A study of two arms, each a population of two seeds measured at iterations 1 and
+    2, and its report comparing them."""
+    assert sorted(path.name for path in (out / "arms").iterdir()) == ["kind-gumbel", "kind-puct"]
+    for arm in ("kind-gumbel", "kind-puct"):
+        for k in "01":
+            rows = (out / "arms" / arm / "members" / k / "metrics.jsonl").read_text().splitlines()
+            shares = [json.loads(row)["eval/raw_optimal"] for row in rows]
+            assert len(shares) == 2 and all(0 < share <= 1 for share in shares)
+    summary = (out / "report" / "summary.md").read_text()
+    assert "kind-puct − kind-gumbel" in summary
+    assert (out / "report" / "eval_raw_optimal.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    lines = summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Differences"))
+    [difference] = [line for line in lines[start:] if line.startswith("| eval/raw_optimal")]
+    assert difference.count("[") == 1 and difference in printed
 
 
 def _pgx_game(out: Path, printed: str) -> None:
@@ -184,7 +187,12 @@ def test_the_tutorial_runs_at_toy_size(tmp_path, monkeypatch, toy_environment):
     client.execute()  # CellExecutionError, with the cell and its traceback, on any error
     outputs = [output for cell in notebook.cells for output in cell.get("outputs", [])]
     figures = [output for output in outputs if "image/png" in output.get("data", {})]
-    assert len(figures) == 4  # the board, the search's root, the curve, the agent's root
+    assert len(figures) == 3  # the search's root, the curve, the agent's root
+    pictures = [output["data"]["image/svg+xml"] for output in outputs
+                if "image/svg+xml" in output.get("data", {})]  # fmt: skip
+    assert len(pictures) == 2  # the board, the agent's root on the board
+    for picture in pictures:
+        envs.pictures.check_svg(picture if isinstance(picture, str) else "".join(picture))
     text = "".join(output.get("text", "") for output in outputs)
     assert "toy sizes" in text and "chosen move:" in text
     assert (tmp_path / "runs" / "tutorial" / "metrics.jsonl").exists()

@@ -46,6 +46,10 @@ def analyze(
     ] = None,
     search: SearchKind = None,
     dot: Annotated[Path | None, typer.Option(help="Write the search tree as Graphviz")] = None,
+    svg: Annotated[
+        Path | None,
+        typer.Option(help="Write the position with the search's numbers on it as SVG"),
+    ] = None,
     seed: Annotated[
         int, typer.Option(min=0, max=SEED_MAX, help="Seed of the search and of chance events")
     ] = 0,
@@ -78,9 +82,18 @@ def analyze(
         f"{search or agent.config.search.kind} simulations"
     )
     print(analysis.format_root(root, agent.env))
-    if dot is not None:
-        dot.write_text(analysis.tree_to_dot(root.tree, agent.env))
-        console.print(f"search tree written to {dot}", highlight=False)
+    written = []
+    try:
+        if dot is not None:
+            dot.write_text(analysis.tree_to_dot(root.tree, agent.env))
+            written.append(f"search tree written to {dot}")
+        if svg is not None:
+            svg.write_text(analysis.root_svg(agent.env, state, root))
+            written.append(f"picture written to {svg}")
+    except OSError as error:
+        fail(f"cannot write {error.filename}: {error.strerror}; give another path")
+    for line in written:
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 def _analysis_agent(

@@ -34,6 +34,7 @@ from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
 from jaxzero.measure.players import SearchPlayer, evaluation_player
+from jaxzero.measure.roots import Analysis, analyze_position
 from jaxzero.run import agent_files, members
 from jaxzero.run.checkpoint import (
     CHECKPOINT_DIR,
@@ -171,6 +172,30 @@ class Agent:
             ValueError: an unknown search kind, or ``num_simulations`` < 1.
         """
         return self.search_player(num_simulations, search).jitted(self.params, states, key)
+
+    def analyze(
+        self,
+        state: State,
+        key: Array | None = None,
+        num_simulations: int | None = None,
+        search: str | None = None,
+    ) -> Analysis:
+        """One noise-free search from ``state`` and its root: every legal move's prior,
+        visits, Q and search policy, the values, the chosen move, and their picture on the
+        board (Jupyter displays it; ``.save("root.svg")`` writes it).
+
+        Args:
+            state: one (unbatched) position of the agent's game.
+            key: a PRNG key (default ``jax.random.key(0)``).
+            num_simulations: simulations; default the config's ``evaluation.simulations``.
+            search: a ``search.kind`` name; default the agent's own search.
+
+        Returns:
+            A :class:`~jaxzero.measure.roots.Analysis` (``.root`` holds the numbers).
+        """
+        player = self.search_player(num_simulations, search)
+        key = jax.random.key(0) if key is None else key
+        return Analysis(self.env, state, analyze_position(player, self.params, state, key))
 
 
 def search_settings(settings: Mapping[str, Any]) -> dict[str, Any]:

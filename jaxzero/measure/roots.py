@@ -1,0 +1,224 @@
+"""The root of one search: its numbers per move, as a table, a Graphviz tree and a picture.
+
+    root = analyze_position(agent.search_player(), agent.params, state, key)
+    print(format_root(root, env))                # prior, visits, Q per legal move
+    Path("tree.dot").write_text(tree_to_dot(root.tree, env))
+    analysis = Analysis(env, state, root)         # Jupyter shows the board and the numbers
+    analysis.save("root.svg")
+
+All values are from the point of view of the player to move at the node in question;
+an edge's Q is ``reward + discount * value(child)`` from its parent's mover's view
+(mctx's convention, see :mod:`jaxzero.core.search`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import jax
+import mctx
+import numpy as np
+
+from envs import pictures
+from envs.core import Env, State, caption
+from jaxzero.measure.players import SearchPlayer
+
+Array = jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class RootAnalysis:
+    """The root of one search (host arrays, A = actions)."""
+
+    tree: mctx.Tree  # batch of one
+    legal: np.ndarray  # bool [A]
+    prior: np.ndarray  # float [A]  softmax of the masked network logits
+    visits: np.ndarray  # int [A]
+    q: np.ndarray  # float [A]  meaningful where visits > 0
+    policy: np.ndarray  # float [A]  the search policy (training target)
+    chosen: int  # the greedy move of the search
+    network_value: float  # v(root) from the mover's view
+    search_value: float  # the root's backed-up value
+
+
+def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array) -> RootAnalysis:
+    """``player``'s noise-free search from ``state`` (unbatched), and its greedy choice."""
+    states = jax.tree.map(lambda x: x[None], state)
+    output = jax.jit(player.search)(params, states, key)
+    tree = jax.device_get(output.search_tree)
+    root = tree.ROOT_INDEX
+    legal = np.asarray(state.legal_action_mask)
+    logits = np.asarray(tree.children_prior_logits[0, root], np.float64)
+    logits = np.where(legal, logits, -np.inf)
+    prior = np.exp(logits - logits.max())
+    q = (
+        tree.children_rewards[0, root]
+        + tree.children_discounts[0, root] * (tree.children_values[0, root])
+    )
+    return RootAnalysis(
+        tree=tree,
+        legal=legal,
+        prior=prior / prior.sum(),
+        visits=np.asarray(tree.children_visits[0, root]),
+        q=np.asarray(q),
+        policy=np.asarray(output.action_weights[0]),
+        chosen=int(player.policy.greedy_action(output)[0]),
+        network_value=float(tree.raw_values[0, root]),
+        search_value=float(tree.node_values[0, root]),
+    )
+
+
+def format_root(root: RootAnalysis, env: Env) -> str:
+    """A table of the legal moves, most visited first: prior, visits, Q, search policy."""
+    width = max(4, *(len(env.action_to_text(a)) for a in np.flatnonzero(root.legal).tolist()))
+    lines = [
+        f"network value {root.network_value:+.3f}   search value {root.search_value:+.3f}",
+        f"{'move':<{width}}  {'prior':>6}  {'visits':>6}  {'Q':>7}  {'policy':>6}",
+    ]
+    order = sorted(np.flatnonzero(root.legal), key=lambda a: (-root.visits[a], -root.prior[a]))
+    for a in order:
+        q = f"{root.q[a]:+7.3f}" if root.visits[a] > 0 else f"{'-':>7}"
+        mark = "  <- chosen" if a == root.chosen else ""
+        lines.append(
+            f"{env.action_to_text(int(a)):<{width}}  {root.prior[a]:6.3f}  "
+            f"{int(root.visits[a]):6d}  {q}  {root.policy[a]:6.3f}{mark}"
+        )
+    lines.append(f"chosen move: {env.action_to_text(root.chosen)}")
+    return "\n".join(lines)
+
+
+def tree_to_dot(tree: mctx.Tree, env: Env, index: int = 0) -> str:
+    """The search tree of batch element ``index`` as Graphviz DOT text.
+
+    Nodes show their visit count N, backed-up value V (from the node's mover's view) and
+    network value v; edges show the move, its prior p and its Q from the parent's view.
+    Only nodes reachable from the root are written (all expanded nodes).
+    """
+    visits = np.asarray(tree.node_visits[index])
+    values = np.asarray(tree.node_values[index])
+    raw = np.asarray(tree.raw_values[index])
+    children = np.asarray(tree.children_index[index])  # [N, A]
+    logits = np.asarray(tree.children_prior_logits[index], np.float64)  # [N, A]
+    q = np.asarray(
+        tree.children_rewards[index] + tree.children_discounts[index] * tree.children_values[index]
+    )
+    lines = [
+        "digraph search {",
+        '  node [shape=box, fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
+    frontier = [tree.ROOT_INDEX]
+    while frontier:
+        node = frontier.pop(0)
+        label = f"N={int(visits[node])}\\nV={values[node]:+.3f}\\nv={raw[node]:+.3f}"
+        style = ", style=bold" if node == tree.ROOT_INDEX else ""
+        lines.append(f'  n{node} [label="{label}"{style}];')
+        row = logits[node] - logits[node].max()
+        prior = np.exp(row) / np.exp(row).sum()
+        for action in np.flatnonzero(children[node] != tree.UNVISITED):
+            child = int(children[node, action])
+            text = env.action_to_text(int(action)).replace('"', '\\"')
+            lines.append(
+                f'  n{node} -> n{child} [label="{text}\\np={prior[action]:.2f} '
+                f'Q={q[node, action]:+.2f}"];'
+            )
+            frontier.append(child)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def principal_variation(root: RootAnalysis, env: Env, depth: int = 6) -> list[str]:
+    """The search's main line: from the root, the most visited child, again and again (up
+    to ``depth`` moves, while the child was visited), in the game's notation."""
+    tree = root.tree
+    node, line = tree.ROOT_INDEX, []
+    for _ in range(depth):
+        visits = np.asarray(tree.children_visits[0, node])
+        if visits.max() <= 0:
+            break
+        action = int(visits.argmax())
+        line.append(env.action_to_text(action))
+        node = int(tree.children_index[0, node, action])
+        if node == tree.UNVISITED:
+            break
+    return line
+
+
+def root_svg(env: Env, state: State, root: RootAnalysis) -> str:
+    """The position with the search's root on it, as SVG: on a grid game's board each
+    legal move's cell shaded by its share of the visits, with its visits and Q; under it
+    the values, the chosen move and the main line; then the table of every legal move
+    (:func:`format_root`), which also lists the moves without a cell (a pass).
+
+    Args:
+        env: the game.
+        state: the searched position (unbatched).
+        root: the search's root (:func:`analyze_position`).
+
+    Returns:
+        One SVG document.
+    """
+    most = max(int(root.visits.max()), 1)
+    overlay = {
+        int(a): (root.visits[a] / most, [str(int(root.visits[a])),
+                                         f"{root.q[a]:+.2f}" if root.visits[a] else "-"])
+        for a in np.flatnonzero(root.legal)
+    }  # fmt: skip
+    main_line = " ".join(principal_variation(root, env))
+    under = (
+        f"{caption(env, state)}; value {root.network_value:+.2f} (network), "
+        f"{root.search_value:+.2f} (search); chosen {env.action_to_text(root.chosen)}; "
+        f"main line {main_line or '-'}"
+    )
+    grid = env.grid(state)
+    board = (
+        pictures.grid_svg(grid, under, overlay=overlay)
+        if grid is not None and grid.action_cells is not None
+        else pictures.text_svg(env.render(state), under)
+    )
+    return pictures.tile([board, pictures.text_svg(format_root(root, env), size=12)], columns=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Analysis:
+    """A position and a search's root over it: the numbers (``root``) and their picture,
+    which Jupyter displays.
+
+    Attributes:
+        env: the game.
+        state: the searched position (unbatched).
+        root: the root's numbers (:class:`RootAnalysis`).
+    """
+
+    env: Env
+    state: State
+    root: RootAnalysis
+
+    @property
+    def svg(self) -> str:
+        """The picture (:func:`root_svg`)."""
+        return root_svg(self.env, self.state, self.root)
+
+    def table(self) -> str:
+        """The legal moves, most visited first (:func:`format_root`).
+
+        Returns:
+            Text, a line a move.
+        """
+        return format_root(self.root, self.env)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the picture.
+
+        Args:
+            path: the ``.svg`` file to write.
+
+        Returns:
+            ``path``.
+        """
+        return pictures.Picture(self.svg).save(path)
+
+    def _repr_svg_(self) -> str:
+        return self.svg
