@@ -154,10 +154,12 @@ def test_jobs_train_the_arms_at_once_in_processes_of_their_own(study, tmp_path, 
         assert f"[{name}] population: members one at a time on {devices} device" in result.output
 
 
-def test_ctrl_c_stops_every_arm_after_its_iteration_saved(study, tmp_path):
-    """A terminal's Ctrl-C reaches the study's process, which passes it on once: each arm
-    saves and stops (a second signal in an arm would have stopped it unsaved), and says
-    so through the study's process."""
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_every_arm_after_its_iteration_saved(study, tmp_path, sig):
+    """Ctrl-C (the terminal's, to the study's process group) or a SIGTERM to the study's
+    process alone (a scheduler's): the arms, in sessions of their own, get it once from
+    the study's process, save after their iteration and say so through it (a second
+    signal in an arm would have stopped it unsaved)."""
     out = tmp_path / "stopped"
     args = ["train", "tic_tac_toe", *TINY, "train.checkpoint_every=100000"]
     args += ["train.keep_every=0", "--seeds", "2"]
@@ -172,15 +174,21 @@ def test_ctrl_c_stops_every_arm_after_its_iteration_saved(study, tmp_path):
         lines.append(line)
         if all(any(line.startswith(f"[{arm}] it") for line in lines) for arm in ARMS):
             break
-    os.killpg(process.pid, signal.SIGINT)  # the terminal's Ctrl-C: to the whole group
-    rest, _ = process.communicate(timeout=120)
+    if sig == signal.SIGINT:
+        os.killpg(process.pid, sig)  # the terminal's Ctrl-C: to the whole group
+    else:
+        process.send_signal(sig)  # to the study's process alone
+    try:
+        rest, _ = process.communicate(timeout=90)
+    finally:
+        process.kill()
     output = "".join(lines) + rest
-    assert process.returncode == 130, output
+    assert process.returncode == 128 + sig, output
     assert "resume:  jaxzero train --resume --out" in output and "Traceback" not in output
     for arm in ARMS:
         saved = [p.name for p in (out / "arms" / arm / "checkpoints").iterdir()]
         assert any(name.isdigit() for name in saved), (arm, saved, output)
-        assert f"[{arm}] SIGINT: stopping after this iteration" in output, output
+        assert f"[{arm}] {sig.name}: stopping after this iteration" in output, output
         assert f"[{arm}] arm {arm}: interrupted at iteration" in output, output
 
 
