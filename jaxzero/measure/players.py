@@ -141,6 +141,12 @@ class SearchPlayer(_Jitted):
             noise=False,
         )
 
+    @functools.cached_property
+    def jitted_search(self) -> Callable[[Any, State, Array], Any]:
+        """:meth:`search` as one compiled function (compiled on its first call, kept here:
+        an analysis of one position after another compiles once)."""
+        return jax.jit(self.search)
+
     def replace(self, **changes: Any) -> SearchPlayer:
         return dataclasses.replace(self, **changes)
 

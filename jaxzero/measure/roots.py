@@ -46,7 +46,7 @@ class RootAnalysis:
 def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array) -> RootAnalysis:
     """``player``'s noise-free search from ``state`` (unbatched), and its greedy choice."""
     states = jax.tree.map(lambda x: x[None], state)
-    output = jax.jit(player.search)(params, states, key)
+    output = player.jitted_search(params, states, key)
     tree = jax.device_get(output.search_tree)
     root = tree.ROOT_INDEX
     legal = np.asarray(state.legal_action_mask)
