@@ -209,7 +209,7 @@ def test_analyze_writes_the_picture_and_says_where(tmp_path):
 def test_a_state_displays_itself_drawn_by_the_game_that_started_it():
     c4, go6, go9 = envs.make("connect_four"), envs.make("go_6x6"), envs.make("go_9x9")
     key = jax.random.key(0)
-    state, small, large = c4.init(key), go6.init(key), go9.init(key)  # Go: one state type
+    state, small, large = (jax.jit(env.init)(key) for env in (c4, go6, go9))  # Go: one type
     assert state._repr_svg_() == c4.to_svg(state)
     assert small._repr_svg_() == go6.to_svg(small) and large._repr_svg_() == go9.to_svg(large)
     batch = jax.vmap(c4.init)(jax.random.split(key, 2))
