@@ -21,11 +21,15 @@ $(BIN)/.installed: pyproject.toml
 
 setup: $(BIN)/.installed
 
-# Debian programs the tests drive (GNU Go for the GTP test). Needs root or sudo.
+# Debian programs the tests drive: GNU Go (the GTP test), Chromium and its driver (the web
+# board's browser tests). Needs root or sudo.
+SYSTEM_DEPS := gnugo chromium chromium-driver
 system-deps:
-	@command -v gnugo >/dev/null 2>&1 || [ -x /usr/games/gnugo ] || { \
+	@{ command -v gnugo || [ -x /usr/games/gnugo ]; } >/dev/null 2>&1 \
+	  && command -v chromium chromedriver >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq gnugo >/dev/null; }
+	  $$SUDO apt-get update -qq \
+	  && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_DEPS) >/dev/null; }
 
 train: setup
 	$(BIN)/jaxzero train $(ARGS)

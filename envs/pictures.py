@@ -67,6 +67,7 @@ def grid_svg(
     caption: str = "",
     cell: int = 40,
     overlay: Mapping[int, tuple[float, Sequence[str]]] | None = None,
+    targets: Sequence[int] = (),
 ) -> str:
     """A grid game's board as SVG, and a search's statistics on it.
 
@@ -76,6 +77,9 @@ def grid_svg(
         cell: the side of a cell, in pixels.
         overlay: action -> (heat in [0, 1], up to two short lines), drawn on the action's
             cell (``grid.action_cells``): a square shaded by the heat and the lines in it.
+        targets: actions to make clickable: each one's cell gets a transparent square,
+            ``<rect class="move" data-action="A">``, on top (the web board's click targets;
+            actions without a cell get none).
 
     Returns:
         One SVG document.
@@ -115,6 +119,13 @@ def grid_svg(
         x, y = centre(r, c)
         body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{cell * 0.44:.1f}" fill="none" '
                     f'stroke="#e03" stroke-width="3"/>')  # fmt: skip
+    for action in targets:
+        if grid.action_cells is None or min(grid.action_cells[action]) < 0:
+            continue
+        x, y = centre(*(int(v) for v in grid.action_cells[action]))
+        body.append(f'<rect class="move" data-action="{int(action)}" x="{x - cell / 2:.1f}" '
+                    f'y="{y - cell / 2:.1f}" width="{cell}" height="{cell}" fill="#fff" '
+                    f'fill-opacity="0" cursor="pointer"/>')  # fmt: skip
     size = cell * 0.35
     for c, label in enumerate(grid.column_labels):
         x, _ = centre(0, c)
@@ -192,14 +203,14 @@ def tile(svgs: Sequence[str], columns: int = 4, gap: int = 12) -> str:
     sizes = [_size(svg) for svg in svgs]
     columns = max(1, min(columns, len(svgs)))
     cell_w = max(w for w, _ in sizes) + gap
-    cell_h = max(h for _, h in sizes) + gap
+    rows = [sizes[k : k + columns] for k in range(0, len(svgs), columns)]
+    tops = np.cumsum([0] + [max(h for _, h in row) + gap for row in rows])  # a row: its tallest
     body = []
     for i, svg in enumerate(svgs):
-        x, y = (i % columns) * cell_w, (i // columns) * cell_h
+        x, y = (i % columns) * cell_w, tops[i // columns]
         inner = re.sub(r"^<svg ", f'<svg x="{x:.1f}" y="{y:.1f}" ', svg.strip(), count=1)
         body.append(inner)
-    rows = -(-len(svgs) // columns)
-    return _document(columns * cell_w, rows * cell_h, body, "")
+    return _document(columns * cell_w, float(tops[-1]), body, "")
 
 
 def check_svg(svg: str) -> None:
@@ -263,9 +274,9 @@ def _piece(grid: Grid, owner: int, x: float, y: float, cell: int) -> str:
 def _document(width: float, height: float, body: list[str], caption: str) -> str:
     size = 13
     if caption:
+        width = max(width, size * 0.6 * len(caption) + size)
         body = [*body, _text(width / 2, height + size * 1.2, caption, size)]
         height += size * 1.8
-        width = max(width, size * 0.6 * len(caption) + size)
     return (
         f'<svg xmlns="{SVG_NS}" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}">' + "".join(body) + "</svg>"

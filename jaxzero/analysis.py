@@ -12,6 +12,7 @@ here too).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -59,10 +60,34 @@ def position_from_moves(env: Env, moves: str, key: Array | None = None) -> State
     """The (unbatched) state after ``moves`` (see :func:`split_moves`). ValueError with a
     one-line reason for a malformed or illegal move, or when the game is over (nothing to
     search)."""
+    states, _ = line_from_moves(env, moves, key)
+    if bool(states[-1].terminated | states[-1].truncated):
+        raise ValueError("the game is over after these moves; there is nothing to search")
+    return states[-1]
+
+
+def line_from_moves(
+    env: Env, moves: str, key: Array | None = None, step: Any = None
+) -> tuple[list[State], list[int]]:
+    """Every state of the game ``moves`` play (the start first) and their actions.
+
+    Args:
+        env: the game.
+        moves: moves in the game's notation (:func:`split_moves`).
+        key: the key of the start and of each move's chance (default ``key(0)``).
+        step: a ``jax.jit(env.step)`` to share (default: one made here).
+
+    Returns:
+        ``(states, actions)``, ``len(actions) + 1`` unbatched states.
+
+    Raises:
+        ValueError: a malformed or illegal move, or a move after the game's end, in one line.
+    """
     key = jax.random.key(0) if key is None else key
-    state = env.init(key)
-    step = jax.jit(env.step)
+    step = jax.jit(env.step) if step is None else step
+    states, actions = [env.init(key)], []
     for number, token in enumerate(split_moves(env, moves), start=1):
+        state = states[-1]
         if bool(state.terminated | state.truncated):
             raise ValueError(f"the game is over before move {number} ({token!r})")
         try:
@@ -72,10 +97,9 @@ def position_from_moves(env: Env, moves: str, key: Array | None = None) -> State
         if not bool(state.legal_action_mask[action]):
             raise ValueError(f"move {number} ({token!r}) is illegal in that position")
         key, k = jax.random.split(key)
-        state = step(state, jnp.int32(action), k)
-    if bool(state.terminated | state.truncated):
-        raise ValueError("the game is over after these moves; there is nothing to search")
-    return state
+        states.append(step(state, jnp.int32(action), k))
+        actions.append(action)
+    return states, actions
 
 
 def position_from_sgf(env: Env, path: Path) -> tuple[State, sgf.GoRecord]:
@@ -94,19 +118,26 @@ def position_from_sgf(env: Env, path: Path) -> tuple[State, sgf.GoRecord]:
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise ValueError(f"cannot read {path}: {reason}") from None
+    return sgf_position(env, text, str(path))
+
+
+def sgf_position(env: Env, text: str, name: str = "the record") -> tuple[State, sgf.GoRecord]:
+    """:func:`position_from_sgf` of an SGF record's text; ``name`` names it in errors."""
+    if not isinstance(env, Go):
+        raise ValueError(f"SGF records are Go games; {env.id} is not Go (give its moves)")
     try:
         record = sgf.read_sgf(text)
     except sgf.SgfError as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise ValueError(f"{name}: {error}") from None
     if record.size != env.size:
         raise ValueError(
-            f"{path} is a {record.size}x{record.size} game; {env.id} is played on "
+            f"{name} is a {record.size}x{record.size} game; {env.id} is played on "
             f"{env.size}x{env.size}"
         )
     try:
         state = sgf.to_state(env, record)
     except (sgf.SgfError, ValueError) as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise ValueError(f"{name}: {error}") from None
     if bool(state.terminated | state.truncated):
-        raise ValueError(f"{path}: the game is over at the end of the record; nothing to search")
+        raise ValueError(f"{name}: the game is over at the end of the record; nothing to search")
     return state, record

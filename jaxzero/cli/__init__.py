@@ -5,7 +5,7 @@ Errors a user can fix (unknown game or option, a run directory in the way, a dam
 checkpoint) print one line saying what is wrong and how to fix it, and exit with 2.
 """
 
-from jaxzero.cli import analyze, evaluate, export, gtp, play, report, train
+from jaxzero.cli import analyze, board, evaluate, export, gtp, play, report, train
 from jaxzero.cli.app import UsageError, app, main
 
 # In this order in `jaxzero --help`.
@@ -16,5 +16,6 @@ app.command()(export.export)
 app.command()(report.report)
 app.command(name="eval")(evaluate.eval_)
 app.command()(analyze.analyze)
+app.command()(board.board)
 
 __all__ = ["UsageError", "app", "main"]

@@ -75,6 +75,7 @@ from jaxzero.run import manifest, signals, ways
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE, read_config_dict, read_config_file
 from jaxzero.run.files import FileProblem, check_writable, json_text, os_reason, write_atomic
+from jaxzero.run.game_records import GAMES_FILE, GameRecorder
 from jaxzero.run.hooks import Hook
 from jaxzero.run.members import (
     MemberRows,
@@ -363,6 +364,9 @@ def standard_hooks(
         rows = MemberRows(run_dir, trainer.size, config.train.log_every, positions, judge, every)
         return [rows, hooks_lib.Progress(on_log)]
     hooks: list[Hook] = [hooks_lib.MetricsRow(config.train.log_every, positions)]
+    # one process writes the games; several hosts record none (their matches stay one program)
+    games = GameRecorder(run_dir / GAMES_FILE, config.train.log_every)
+    recording = jax.process_count() == 1
     if config.gate.enabled:
         hooks.append(
             hooks_lib.GateHook(
@@ -382,7 +386,12 @@ def standard_hooks(
             )
         hooks.append(
             hooks_lib.EvaluationHook(
-                evaluation, config.evaluation.every, config.seed, judge, config.evaluation.max_share
+                evaluation,
+                config.evaluation.every,
+                config.seed,
+                judge,
+                config.evaluation.max_share,
+                games.add_match if recording else None,
             )
         )
     if sharding.is_main_process():
@@ -391,7 +400,7 @@ def standard_hooks(
             hooks_lib.TensorBoardWriter(run_dir / "tb"),
             hooks_lib.Progress(on_log),
         ]
-    return hooks
+    return [*hooks, games] if recording else hooks
 
 
 def _prepare(

@@ -318,6 +318,9 @@ class EvaluationHook:
     seed: int
     judge: Callable[[Any], dict[str, float]] | None = None
     max_share: float = 1.0
+    # (iteration, opponent, actions [G, L], outcome [G], seat [G]) of each opponent's games,
+    # e.g. GameRecorder.add_match; None: the matches are played without their record
+    games: Callable[[int, str, Any, Any, Any], None] | None = None
     _seconds: float = 0.0  # how long the matches last took in this process
     _said: bool = False  # whether the first skip was told
 
@@ -338,7 +341,13 @@ class EvaluationHook:
         key = check_key(self.seed, EVAL_STREAM, step.iteration)
         begin = step.clock.elapsed()
         with step.clock.check(step.state):
-            results = self.evaluation(step.state.best_params, key)
+            if self.games is not None and isinstance(self.evaluation, Evaluation):
+                played = self.evaluation.recorded(step.state.best_params, key)
+                results = {name: result for name, (result, _) in played.items()}
+                for name, (_, (outcome, seat, actions, _)) in played.items():
+                    self.games(step.iteration, name, actions, outcome, seat)
+            else:
+                results = self.evaluation(step.state.best_params, key)
         # the results of this evaluation, of the kind its own metrics read (mypy cannot pair them)
         step.checks |= self.evaluation.metrics(results)  # type: ignore[arg-type]
         self._seconds = step.clock.elapsed() - begin
@@ -402,12 +411,17 @@ class JsonlWriter:
 
     def write(self, row: dict[str, float]) -> None:
         """Append ``row`` (FileProblem, in one line, when it cannot be written)."""
+        self.append(_json_values(row))
+
+    def append(self, data: dict[str, Any]) -> None:
+        """Append ``data`` as one line of strict JSON (FileProblem, in one line, when it
+        cannot be written); the first line records the file in the run's manifest."""
         try:
             if self._file is None:
                 if not os.path.lexists(self.path):
                     manifest.record(manifest.run_root(self.path.parent), files=[self.path])
                 self._file = open(self.path, "a")  # noqa: SIM115 (closed by close())
-            self._file.write(json.dumps(_json_values(row), allow_nan=False) + "\n")
+            self._file.write(json.dumps(data, allow_nan=False) + "\n")
             self._file.flush()
         except OSError as error:
             if self._file is not None:  # its buffer still holds the row: drop it with the file

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import jax
 import matplotlib
 import numpy as np
 
@@ -21,9 +22,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 from jaxzero.run import manifest  # noqa: E402
 from jaxzero.run.elo_files import ELO_FILE  # noqa: E402  (written by `jaxzero eval`)
 from jaxzero.run.files import FileProblem, check_writable, os_reason  # noqa: E402
+from jaxzero.run.game_records import (  # noqa: E402
+    GAMES_FILE,
+    SELF_PLAY,
+    RecordedGame,
+    read_games,
+    strip_svg,
+)
 from jaxzero.run.reads import ELO, FileRefused, read_json, read_lines  # noqa: E402
 
 METRICS_FILE = "metrics.jsonl"
+STRIPS = 5  # recorded games a report draws
 
 # figure file -> (title, y label, metric-name predicate)
 FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {
@@ -204,6 +213,7 @@ def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
         _elo_figure(out / "elo.png", elo_rows, promotions)
         made.append("elo.png")
     lines = _summary(run_dir, rows, skipped, elo_rows, names, promotions, made)
+    lines += _game_strips(run_dir, out)
     record_report(run_dir, out, ["summary.md"])
     (out / "summary.md").write_text("\n".join(lines))
     return out
@@ -254,4 +264,53 @@ def _summary(run_dir, rows, skipped, elo_rows, names, promotions, made) -> list[
     if skipped:
         shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
         lines[3:3] = [f"{len(skipped)} unreadable lines of {METRICS_FILE} skipped: {shown}.", ""]
+    return lines
+
+
+def chosen_games(games: list[RecordedGame], count: int = STRIPS) -> list[RecordedGame]:
+    """The games a report draws: the last self-play game, and the last evaluation's games
+    (against each opponent, the network first and second); at most ``count``."""
+    self_play = [g for g in games if g.kind == SELF_PLAY][-1:]
+    evaluated = [g for g in games if g.kind != SELF_PLAY]
+    last = evaluated[-1].iteration if evaluated else None
+    return (self_play + [g for g in evaluated if g.iteration == last])[:count]
+
+
+def _game_strips(run_dir: Path, out: Path) -> list[str]:
+    """Draw a few of the run's recorded games (``games.jsonl``) move by move, each into
+    ``report/game_K.svg``; the summary's lines about them."""
+    import envs
+    from envs.registry import imports_code
+    from jaxzero.run.config_file import read_config_file
+
+    try:
+        game = read_config_file(run_dir / "config.json").game
+    except (OSError, ValueError):
+        return []  # no config to name the game: no games to draw
+    if not (run_dir / GAMES_FILE).exists():
+        return []
+    if imports_code(game):  # a file names the code: the report does not import it
+        return [
+            "## Games",
+            "",
+            f"Not drawn: the game {game} is code that a report does not import.",
+            "",
+        ]
+    try:
+        env = envs.make(game)
+        games = chosen_games(read_games(run_dir, env.num_actions))
+    except (ValueError, TypeError) as error:
+        return ["## Games", "", f"Not drawn: {error}.", ""]
+    lines = ["## Games", ""]
+    step = jax.jit(env.step)
+    for number, recorded in enumerate(games, start=1):
+        name = f"game_{number}.svg"
+        try:
+            svg = strip_svg(env, recorded, step=step)
+        except ValueError as error:
+            lines += [f"{recorded.label}: not drawn ({error}).", ""]
+            continue
+        record_report(run_dir, out, [name])
+        (out / name).write_text(svg)
+        lines += [f"{recorded.label}", "", f"![{recorded.label}]({name})", ""]
     return lines

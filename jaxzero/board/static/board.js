@@ -1,0 +1,125 @@
+// jaxzero board: the page's few lines of JavaScript. Every change is a request to the
+// board's server, which answers with the whole view; this file only draws it.
+"use strict";
+
+let tab = null;
+const $ = (id) => document.getElementById(id);
+
+function say(text) {
+  $("message").textContent = text || "";
+  $("message").hidden = !text;
+}
+
+async function call(path, body) {
+  const headers = { "X-Board-Tab": tab };
+  const init = body === undefined ? { headers } : {
+    method: "POST",
+    headers: { ...headers, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  };
+  document.body.dataset.busy = "1";
+  $("status").textContent = "the agent is thinking...";
+  try {
+    const answer = await fetch(path, init);
+    const view = await answer.json();
+    say(view.error);
+    if (view.board) draw(view);
+    if (view.stale) document.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    if (view.stale || !view.board) $("status").textContent = "";
+  } catch (error) {
+    say("the board's server does not answer: is `jaxzero board` still running?");
+    $("status").textContent = "";
+  } finally {
+    document.body.dataset.busy = "0";
+  }
+}
+
+function draw(view) {
+  $("game").textContent = view.game;
+  $("title").textContent = view.title;
+  $("board").innerHTML = view.board;
+  const cells = new Set();
+  $("board").querySelectorAll("[data-action]").forEach((cell) => {
+    cells.add(Number(cell.dataset.action));
+    cell.addEventListener("click", () => call("/api/play", { action: Number(cell.dataset.action) }));
+  });
+  // moves without a cell on the board (a pass; every move of a game drawn otherwise)
+  const other = $("other-moves");
+  other.replaceChildren();
+  for (const move of view.legal) {
+    if (cells.has(move.action)) continue;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "move";
+    button.dataset.action = move.action;
+    button.textContent = move.text;
+    button.addEventListener("click", () => call("/api/play", { action: move.action }));
+    other.append(button);
+  }
+  $("status").textContent = view.status;
+  $("ply").textContent = `position ${view.cursor} of ${view.moves.length}`;
+  $("back").disabled = view.cursor === 0;
+  $("forward").disabled = view.cursor === view.moves.length;
+  const moves = $("moves");
+  moves.replaceChildren();
+  view.moves.forEach((text, k) => {
+    const item = document.createElement("li");
+    item.textContent = text.replace(/^\d+\. /, "");
+    if (k + 1 === view.cursor) item.className = "current";
+    item.addEventListener("click", () => call("/api/goto", { ply: k + 1 }));
+    moves.append(item);
+  });
+  drawAnalysis(view.analysis, "analysis");
+  drawAnalysis(view.reply, "reply");
+  const games = $("games");
+  if (games.options.length !== view.games.length) {
+    games.replaceChildren(...view.games.map((label, k) => new Option(label, k)));
+  }
+  $("load-game").hidden = view.games.length === 0;
+  document.body.dataset.over = view.over ? "1" : "0";
+  document.body.dataset.cursor = view.cursor;
+}
+
+function drawAnalysis(analysis, id) {
+  $(id).innerHTML = analysis ? analysis.svg : "";
+  $(`${id}-line`).textContent = analysis
+    ? `chooses ${analysis.chosen} after ${analysis.simulations} simulations; value ` +
+      `${analysis.search_value.toFixed(2)} (search), ${analysis.network_value.toFixed(2)} ` +
+      `(network), for the side to move; main line ${analysis.main_line.join(" ") || "-"}`
+    : "-";
+}
+
+function on(id, event, handler) {
+  $(id).addEventListener(event, (e) => {
+    e.preventDefault();
+    handler();
+  });
+}
+
+on("new-first", "click", () => call("/api/new", { human: 0 }));
+on("new-second", "click", () => call("/api/new", { human: 1 }));
+on("undo", "click", () => call("/api/undo", {}));
+on("back", "click", () => call("/api/goto", { ply: Number(document.body.dataset.cursor) - 1 }));
+on("forward", "click", () => call("/api/goto", { ply: Number(document.body.dataset.cursor) + 1 }));
+on("move-form", "submit", () => call("/api/play", { move: $("move-text").value }));
+on("load-moves", "submit", () => call("/api/load", { moves: $("moves-text").value }));
+on("load-sgf", "submit", () => call("/api/load", { sgf: $("sgf-text").value }));
+on("load-game", "submit", () => call("/api/load", { game: Number($("games").value) }));
+$("sgf-file").addEventListener("change", async () => {
+  const file = $("sgf-file").files[0];
+  if (file) $("sgf-text").value = await file.text();
+});
+
+(async () => {
+  try {
+    const answer = await fetch("/api/open", { method: "POST" });
+    const view = await answer.json();
+    tab = view.tab;
+    say(view.error);
+    if (view.board) draw(view);
+  } catch (error) {
+    say("the board's server does not answer: is `jaxzero board` still running?");
+  } finally {
+    document.body.dataset.busy = "0";
+  }
+})();

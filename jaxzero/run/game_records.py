@@ -1,0 +1,327 @@
+"""A run's games, move by move: ``RUN/games.jsonl``, for reports and the web board.
+
+    recorder = GameRecorder(run_dir / GAMES_FILE, every=config.train.log_every)  # a hook
+    games = read_games(run_dir)            # [RecordedGame], oldest first
+
+Every game the first self-play slot plays is written whole (slot 0 of the B games played
+side by side; a game cut by the start of a resumed run is left out), and, at each
+periodic evaluation, two games against each fixed opponent: the network first and
+second. A line is one game:
+
+    {"iteration": 40, "kind": "self-play", "players": ["jaxzero", "jaxzero"],
+     "moves": [4, 0, 8, ...], "returns": [1.0, -1.0]}
+
+``moves`` are action indices from the game's start (an evaluation game's random opening
+plies included), ``returns`` each player's total reward. The moves are pulled to the host
+on logging iterations only, when the driver already waits for the device, so recording
+adds no wait of its own. A resumed run drops the lines after its checkpoint first (they
+are played again), as ``metrics.jsonl`` does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from envs import pictures
+from envs.core import Env, State
+from jaxzero.run.files import os_reason
+from jaxzero.run.hooks import JsonlWriter
+from jaxzero.run.reads import FileRefused, read_lines
+
+GAMES_FILE = "games.jsonl"
+SELF_PLAY = "self-play"
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordedGame:
+    """One game of a run.
+
+    Attributes:
+        iteration: the training iteration it finished in (or was evaluated at).
+        kind: ``"self-play"`` or ``"eval vs NAME"``.
+        players: each seat's name, seat 0 first.
+        moves: action indices from the start.
+        returns: each player's total reward.
+    """
+
+    iteration: int
+    kind: str
+    players: tuple[str, ...]
+    moves: tuple[int, ...]
+    returns: tuple[float, ...]
+
+    @property
+    def result(self) -> str:
+        """``"player 0 won"`` (self-play), ``"random won"``, ``"draw"``, ``"score 12"``."""
+        if len(self.returns) == 1:
+            return f"score {self.returns[0]:g}"
+        best = max(self.returns)
+        if all(r == best for r in self.returns):
+            return "draw"
+        winner = self.returns.index(best)
+        return f"player {winner} won" if self.kind == SELF_PLAY else f"{self.players[winner]} won"
+
+    @property
+    def label(self) -> str:
+        """``"self-play, iteration 40: 9 moves, player 0 won"`` and the like."""
+        seats = "" if self.kind == SELF_PLAY else f" ({' v '.join(self.players)})"
+        return f"{self.kind}{seats}, iteration {self.iteration}: {len(self.moves)} moves, {self.result}"
+
+
+@dataclasses.dataclass
+class GameRecorder:
+    """Driver hook: writes the run's games to ``path`` (see the module docstring).
+
+    Attributes:
+        path: ``RUN/games.jsonl``.
+        every: pull the self-play moves to the host every ``every`` iterations (the
+            metrics row's ``train.log_every``) and when the run stops.
+    """
+
+    path: Path
+    every: int
+    _writer: JsonlWriter = dataclasses.field(init=False)
+    _pending: list[tuple[int, Any]] = dataclasses.field(default_factory=list)
+    _moves: list[int] | None = None  # slot 0's current game; None: it started before us
+    _returns: Any = 0.0  # float [players]: that game's rewards so far
+
+    def __post_init__(self) -> None:
+        self._writer = JsonlWriter(self.path)
+
+    def start(self, state: Any) -> None:
+        """Hook: drop the lines after the restored checkpoint; a fresh run records its
+        first game, a resumed one waits for slot 0's game under way to end."""
+        self._writer.start(state)
+        self._moves = [] if int(state.iteration) == 0 else None
+
+    def __call__(self, step: Any) -> None:
+        """Hook: keep slot 0's moves of this iteration (device arrays, no wait)."""
+        moves = step.moves
+        slot = (moves["action"][:, 0], moves["done"][:, 0], moves["reward"][:, 0])
+        self._pending.append((step.iteration, slot))
+        if step.iteration % self.every == 0:
+            self._flush()
+
+    def close(self, step: Any) -> None:
+        """Hook: write what the last iterations finished, and close the file."""
+        try:
+            if step is not None:
+                self._flush()
+        finally:
+            self._writer.close(step)
+
+    def add_match(
+        self, iteration: int, opponent: str, actions: np.ndarray, outcome: np.ndarray, seat: Any
+    ) -> None:
+        """Write an evaluation's first game with the network first and its first game
+        with it second, against ``opponent``.
+
+        Args:
+            iteration: the evaluation's iteration.
+            opponent: the fixed opponent's name.
+            actions: int [G, L], each game's actions, -1 after its end.
+            outcome: int [G] in {-1, 0, 1}, from the network's view.
+            seat: int [G], the network's seat (0: it moved first).
+        """
+        seat = np.asarray(seat)
+        for mine in (0, 1):
+            found = np.flatnonzero(seat == mine)
+            if not len(found):
+                continue
+            g = int(found[0])
+            players = ["jaxzero", opponent] if mine == 0 else [opponent, "jaxzero"]
+            won = float(outcome[g])
+            returns = [won, -won] if mine == 0 else [-won, won]
+            moves = [int(a) for a in actions[g] if a >= 0]
+            self._write(iteration, f"eval vs {opponent}", players, moves, returns)
+
+    def _flush(self) -> None:
+        pulled = jax.device_get(self._pending)
+        self._pending = []
+        for iteration, (action, done, reward) in pulled:
+            for t in range(len(action)):
+                if self._moves is not None:
+                    if not self._moves:
+                        self._returns = np.zeros(len(reward[t]))
+                    self._moves.append(int(action[t]))
+                    self._returns = self._returns + np.asarray(reward[t], np.float64)
+                if done[t]:
+                    if self._moves:
+                        players = ["jaxzero"] * len(self._returns)
+                        self._write(iteration, SELF_PLAY, players, self._moves, self._returns)
+                    self._moves = []
+
+    def _write(
+        self, iteration: int, kind: str, players: list[str], moves: list[int], returns: Any
+    ) -> None:
+        self._writer.append({
+            "iteration": int(iteration),
+            "kind": kind,
+            "players": players,
+            "moves": moves,
+            "returns": [round(float(r), 6) + 0.0 for r in returns],  # no -0.0
+        })  # fmt: skip
+
+
+def read_games(run_dir: Path | str, num_actions: int | None = None) -> list[RecordedGame]:
+    """The games of a run's ``games.jsonl``, by iteration ([] without one).
+
+    Lines that are not a game (a line a crash cut short, moves that are not action
+    indices below ``num_actions``) are skipped: the file is data, never trusted further.
+
+    Args:
+        run_dir: the run directory.
+        num_actions: the game's action count, to check the moves against.
+
+    Returns:
+        The games, as :class:`RecordedGame`.
+
+    Raises:
+        ValueError: the file is not a regular file inside the run, or too large.
+    """
+    run_dir = Path(run_dir)
+    path = run_dir / GAMES_FILE
+    if not path.exists():
+        return []
+    games = []
+    try:
+        for _, line in read_lines(path, run_dir):
+            game = _game(line, num_actions) if line is not None else None
+            if game is not None:
+                games.append(game)
+    except FileRefused:
+        raise
+    except OSError as error:
+        raise ValueError(f"cannot read {path}: {os_reason(error)}") from None
+    return sorted(games, key=lambda game: game.iteration)  # stable: self-play before eval
+
+
+def _game(line: bytes, num_actions: int | None) -> RecordedGame | None:
+    try:
+        row = json.loads(line)
+        moves = tuple(int(m) for m in row["moves"])
+        game = RecordedGame(
+            iteration=int(row["iteration"]),
+            kind=str(row["kind"]),
+            players=tuple(str(p) for p in row["players"]),
+            moves=moves,
+            returns=tuple(float(r) for r in row["returns"]),
+        )
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+    if num_actions is not None and any(not 0 <= m < num_actions for m in moves):
+        return None
+    return game
+
+
+def game_states(env: Env, moves: Sequence[int], step: Any = None) -> list[State]:
+    """The states of a recorded game, from its start to after its last move.
+
+    Args:
+        env: the game.
+        moves: action indices from the start.
+        step: a ``jax.jit(env.step)`` to share between calls (default: one made here).
+
+    Returns:
+        ``len(moves) + 1`` unbatched states.
+
+    Raises:
+        ValueError: the game cannot be replayed from its moves: its start or a step draws
+            chance (a shuffled deck, a dice roll), which the record does not hold, or a
+            move is illegal where it is played.
+    """
+    step = jax.jit(env.step) if step is None else step
+    keys = jax.random.split(jax.random.key(0), 2)
+    state, other = env.init(keys[0]), env.init(keys[1])
+    if not _same(state, other):
+        raise ValueError(f"{env.id} starts by chance; its games cannot be replayed from moves")
+    states = [state]
+    for number, action in enumerate(moves, start=1):
+        if bool(state.terminated | state.truncated) or not bool(state.legal_action_mask[action]):
+            raise ValueError(f"move {number} ({env.action_to_text(int(action))}) is not legal")
+        state, other = (step(state, jnp.int32(action), k) for k in keys)
+        if not _same(state, other):
+            raise ValueError(f"{env.id}'s move {number} draws chance; it cannot be replayed")
+        states.append(state)
+    return states
+
+
+def _same(a: State, b: State) -> bool:
+    return all(
+        np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
+    )
+
+
+def strip_svg(env: Env, game: RecordedGame, columns: int = 10, step: Any = None) -> str:
+    """A recorded game move by move: its start and the position after each move, the
+    move played under each (a grid game's last move ringed).
+
+    Args:
+        env: the game.
+        game: the record.
+        columns: pictures a row.
+        step: a ``jax.jit(env.step)`` to share.
+
+    Returns:
+        One SVG document.
+
+    Raises:
+        ValueError: the game cannot be replayed (:func:`game_states`).
+    """
+    states = game_states(env, game.moves, step)
+    svgs = [board_svg(env, states[0], None, "start")]
+    for ply, (before, after, action) in enumerate(
+        zip(states[:-1], states[1:], game.moves, strict=True), 1
+    ):
+        who = game.players[int(before.current_player)] if env.num_players > 1 else ""
+        text = f"{ply}. {who} {env.action_to_text(action)}".replace("  ", " ")
+        svgs.append(board_svg(env, after, last_cell(env, before, action), text))
+    boards = pictures.tile(svgs, columns=columns)
+    return pictures.tile([pictures.text_svg(game.label), boards], columns=1, gap=0)
+
+
+def last_cell(env: Env, before: State, action: int) -> tuple[int, int] | None:
+    """The (row, column) ``action`` played in ``before``, on a grid game's board (None
+    for other games and for moves without a cell)."""
+    grid = env.grid(before)
+    if grid is None or grid.action_cells is None or min(grid.action_cells[action]) < 0:
+        return None
+    row, col = (int(v) for v in grid.action_cells[action])
+    return row, col
+
+
+def board_svg(
+    env: Env,
+    state: State,
+    highlight: tuple[int, int] | None = None,
+    caption: str = "",
+    targets: Sequence[int] = (),
+) -> str:
+    """``state``'s picture with ``caption`` under it; on a grid game's board the cell
+    ``highlight`` ringed and the ``targets`` clickable (:func:`envs.pictures.grid_svg`).
+
+    Args:
+        env: the game.
+        state: one state.
+        highlight: a cell to ring (the last move).
+        caption: the line under the picture.
+        targets: actions to make clickable.
+
+    Returns:
+        One SVG document.
+    """
+    grid = env.grid(state)
+    if grid is None:
+        svg = env.to_svg(state)
+        return pictures.tile([svg, pictures.text_svg(caption)], columns=1) if caption else svg
+    if highlight is not None:
+        grid = dataclasses.replace(grid, highlight=(*grid.highlight, highlight))
+    return pictures.grid_svg(grid, caption, targets=targets)

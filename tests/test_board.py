@@ -1,0 +1,220 @@
+"""The web board without a browser: its session and JSON API (Starlette's test client), a
+run's recorded games, and `jaxzero board` started and stopped as a user would."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from envs import pictures
+from jaxzero.board.server import ANOTHER_TAB, make_app
+from jaxzero.board.session import BoardError, Session
+from jaxzero.run.agent import load_agent
+from jaxzero.run.game_records import GAMES_FILE, read_games
+
+JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
+
+
+@pytest.fixture(scope="module")
+def session(tiny_run):
+    """A board over the tiny run's agent and its recorded games (2 simulations: fast)."""
+    agent = load_agent(tiny_run)
+    return Session(agent, simulations=2, games=read_games(tiny_run, agent.env.num_actions))
+
+
+@pytest.fixture
+def app(session):
+    return make_app(session)
+
+
+@pytest.fixture
+def client(app):
+    """A test client whose tab holds the board, over a new game with the human first."""
+    client = TestClient(app, base_url="http://127.0.0.1")
+    tab = client.post("/api/open").json()["tab"]
+    client.headers["X-Board-Tab"] = tab
+    assert client.post("/api/new", json={"human": 0}).status_code == 200
+    return client
+
+
+def test_a_move_gets_the_agents_reply_and_its_analysis(client):
+    view = client.post("/api/play", json={"action": 4}).json()
+    assert "error" not in view
+    assert len(view["moves"]) == 2 and view["moves"][0] == "1. 0: 5"
+    assert view["cursor"] == 2 and view["status"] == "your move"
+    reply = view["reply"]  # the search the agent played from, on the position before its move
+    assert reply["chosen"] == view["moves"][1].split(": ")[1]
+    assert view["analysis"]["simulations"] == 2  # the position now, searched for the human
+    pictures.check_svg(view["board"])
+    targets = {int(a) for a in _targets(view["board"])}
+    assert targets == {move["action"] for move in view["legal"]} and 4 not in targets
+    assert 'stroke="#e03"' in view["board"]  # the agent's move ringed
+
+
+def test_bad_requests_get_a_message_and_change_nothing(client):
+    before = client.post("/api/play", json={"action": 0}).json()
+    cases = [
+        ({"action": 0}, "illegal move: 1 is not legal here"),
+        ({"action": 9}, "tic_tac_toe has actions 0 to 8, not 9"),
+        ({"action": "4"}, "a move is an action number, not '4'"),
+        ({"move": "ten"}, "'ten' is not a move of tic_tac_toe"),
+        ({}, "say which move"),
+        ([4], "not a JSON object"),
+    ]
+    for body, message in cases:
+        answer = client.post("/api/play", json=body)
+        assert answer.status_code == 400 and message in answer.json()["error"], body
+        assert answer.json()["moves"] == before["moves"]
+    answer = client.post("/api/play", content=b"{not json", headers={"Content-Type": "x"})
+    assert answer.status_code == 400 and answer.json()["error"] == "the request's body is not JSON"
+    assert client.post("/api/goto", json={"ply": 7}).json()["error"].startswith("the line has")
+    assert (
+        "SGF records are Go games" in client.post("/api/load", json={"sgf": "(;)"}).json()["error"]
+    )
+    assert client.get("/api/view").json()["moves"] == before["moves"]  # still serving
+
+
+def test_a_finished_game_refuses_moves_until_undone(client):
+    view = client.post("/api/load", json={"moves": "1 4 2 5 3"}).json()  # X wins the top row
+    assert view["over"] and view["status"].startswith("game over")
+    answer = client.post("/api/play", json={"action": 8})
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "the game is over: start a new game, undo, or step back"
+    view = client.post("/api/goto", json={"ply": 4}).json()  # back one: X to move, and play on
+    assert not view["over"] and view["cursor"] == 4 and len(view["moves"]) == 5
+    view = client.post("/api/play", json={"action": 8}).json()  # a new line from there
+    assert view["moves"][4] == "5. 0: 9" and view["human"] == 0
+    illegal = client.post("/api/load", json={"moves": "1 1"}).json()["error"]
+    assert illegal == "move 2 ('1') is illegal in that position"
+
+
+def test_undo_takes_back_the_humans_move_and_the_reply(client):
+    client.post("/api/play", json={"action": 4})
+    view = client.post("/api/play", json={"action": _free(client)}).json()
+    assert len(view["moves"]) == 4
+    view = client.post("/api/undo", json={}).json()
+    assert len(view["moves"]) == 2 and view["cursor"] == 2 and view["status"] == "your move"
+    view = client.post("/api/undo", json={}).json()
+    assert view["moves"] == [] and view["cursor"] == 0
+    assert (
+        client.post("/api/undo", json={}).json()["error"]
+        == "there is no move of yours to take back"
+    )
+
+
+def test_the_agent_opens_when_the_human_plays_second(client):
+    view = client.post("/api/new", json={"human": 1}).json()
+    assert len(view["moves"]) == 1 and view["human"] == 1 and view["status"] == "your move"
+    assert client.post("/api/new", json={"human": 2}).json()["error"].startswith("the human's seat")
+
+
+def test_a_second_tab_takes_the_board_and_the_first_is_told(client, app):
+    second = TestClient(app, base_url="http://127.0.0.1")
+    second.headers["X-Board-Tab"] = second.post("/api/open").json()["tab"]
+    stale = client.post("/api/play", json={"action": 4})
+    assert stale.status_code == 409 and stale.json() == {"error": ANOTHER_TAB, "stale": True}
+    assert client.get("/api/view").status_code == 409
+    assert second.post("/api/play", json={"action": 4}).status_code == 200
+
+
+def test_only_requests_to_the_loopback_address_are_served(session):
+    client = TestClient(make_app(session), base_url="http://evil.example")
+    assert client.get("/").status_code == 400  # DNS rebinding: the Host is not ours
+    page = TestClient(make_app(session), base_url="http://localhost:8765").get("/")
+    assert page.status_code == 200 and "<title>jaxzero board</title>" in page.text
+    assert "http" not in page.text.replace("http-equiv", "")  # nothing fetched from elsewhere
+
+
+def test_a_runs_recorded_games_step_through(client, tiny_run, session):
+    games = read_games(tiny_run, 9)
+    assert games and all(game.kind == "self-play" for game in games)
+    assert (tiny_run / GAMES_FILE).read_text().count("\n") == len(games)
+    view = client.post("/api/load", json={"game": 0}).json()
+    assert view["title"] == games[0].label and view["cursor"] == 0
+    assert len(view["moves"]) == len(games[0].moves)
+    view = client.post("/api/goto", json={"ply": len(games[0].moves)}).json()
+    assert view["over"]
+    assert (
+        client.post("/api/load", json={"game": 99}).json()["error"].startswith("the run has games")
+    )
+
+
+def test_read_games_skips_lines_that_are_not_games(tmp_path):
+    lines = [
+        {
+            "iteration": 1,
+            "kind": "self-play",
+            "players": ["a", "b"],
+            "moves": [4, 0],
+            "returns": [1, -1],
+        },
+        {
+            "iteration": 2,
+            "kind": "self-play",
+            "players": ["a", "b"],
+            "moves": [9],
+            "returns": [0, 0],
+        },
+        {"iteration": 3, "moves": [1]},
+        "not a game",
+    ]
+    (tmp_path / GAMES_FILE).write_text("\n".join(map(json.dumps, lines)) + "\n{cut")
+    games = read_games(tmp_path, num_actions=9)
+    assert [game.moves for game in games] == [(4, 0)]
+    assert games[0].label == "self-play, iteration 1: 2 moves, player 0 won"
+
+
+def test_session_refuses_a_seat_the_game_lacks(session):
+    with pytest.raises(BoardError, match="seat is 0 to 1"):
+        session.new(3)
+
+
+def test_the_command_serves_the_page_refuses_a_taken_port_and_stops_on_ctrl_c():
+    command = [JAXZERO, "board", "tic_tac_toe", "--simulations", "2", "--port"]
+    process = subprocess.Popen(
+        [*command, "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        url = _url(process)
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url) as page:
+            assert b"jaxzero board" in page.read()
+        port = url.rsplit(":", 1)[1].strip("/")
+        second = subprocess.run([*command, port], capture_output=True, text=True, timeout=180)
+        assert second.returncode == 2
+        assert f"error: cannot serve on 127.0.0.1:{port}: Address already in use" in second.stderr
+        assert "Traceback" not in second.stderr
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert err.strip().endswith("board stopped") and "Traceback" not in err
+    assert "SIGINT: stopping the board" in err
+
+
+def _url(process: subprocess.Popen) -> str:
+    """The page's address from `jaxzero board`'s first line (it prints it once bound)."""
+    deadline = time.monotonic() + 180
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert time.monotonic() < deadline and line.startswith("board: "), line
+    return line.split()[1]
+
+
+def _targets(svg: str) -> list[str]:
+    import re
+
+    return re.findall(r'data-action="(\d+)"', svg)
+
+
+def _free(client) -> int:
+    return client.get("/api/view").json()["legal"][0]["action"]
