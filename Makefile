@@ -2,6 +2,7 @@
 #   make train   set up .venv and train Connect Four with the default preset
 #   make test    set up .venv and run the test suite (what CI runs)
 #   make docs    serve the docs site at http://127.0.0.1:8000 (mkdocs-material)
+#   make board   play Connect Four against the shipped agent in a browser (http://127.0.0.1:8765)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -11,7 +12,7 @@ ARGS   ?=
 # slowest first, is written to build/test-durations.txt each run.
 WORKERS ?= 2
 
-.PHONY: setup train test lint docs system-deps clean
+.PHONY: setup train test lint docs board system-deps clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +47,10 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy jaxzero envs examples
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
+# The web board (docs/guides/board.md): ARGS names another game or agent, e.g. ARGS=tic_tac_toe
+board: setup
+	$(BIN)/jaxzero board $(or $(ARGS),connect_four)
 
 # The docs site (docs/, mkdocs.yml), rebuilt on every change; `make test` builds it strictly.
 docs: setup

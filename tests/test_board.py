@@ -4,21 +4,28 @@ run's recorded games, and `jaxzero board` started and stopped as a user would.""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
 from envs import pictures
+from jaxzero.analysis import position_from_moves
 from jaxzero.board.server import ANOTHER_TAB, make_app
 from jaxzero.board.session import BoardError, Session
+from jaxzero.measure.roots import principal_variation
 from jaxzero.run.agent import load_agent
-from jaxzero.run.game_records import GAMES_FILE, read_games
+from jaxzero.run.game_records import GAMES_FILE, GameRecorder, read_games
+from jaxzero.run.report import write_report
 
 JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
 
@@ -218,3 +225,48 @@ def _targets(svg: str) -> list[str]:
 
 def _free(client) -> int:
     return client.get("/api/view").json()["legal"][0]["action"]
+
+
+def test_the_main_line_ends_with_the_game(session):
+    """The search visits a finished game's absorbing children; they are no moves."""
+    state = position_from_moves(session.env, "1 2 3 5 4 6 8 7")  # one move left: 9
+    root = session.agent.analyze(state, num_simulations=8).root
+    assert principal_variation(root, session.env) == ["9"]
+
+
+def test_the_report_draws_the_runs_games_move_by_move(tiny_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    out = write_report(run)
+    summary = (out / "summary.md").read_text()
+    assert "## Games" in summary and "![self-play, iteration" in summary
+    strip = (out / "game_1.svg").read_text()
+    pictures.check_svg(strip)
+    assert "1. jaxzero " in strip and "start" in strip  # each move under its position
+    assert "report/game_1.svg" in (run / ".jaxzero-run.json").read_text()  # --force's to delete
+
+
+def test_the_recorder_writes_whole_games_of_the_first_slot_only():
+    """Slot 0's games, stitched across iterations; a resumed run skips the game under way."""
+
+    def steps(recorder, start_iteration):
+        recorder.start(SimpleNamespace(iteration=start_iteration))
+        # slot 0 plays [a, b | c] then [d, e], slot 1 noise: T = 3 moves an iteration
+        action = np.array([[[1, 9], [2, 9], [3, 9]], [[4, 9], [5, 9], [6, 9]]])
+        done = np.array([[[0, 1], [0, 0], [1, 0]], [[0, 0], [1, 0], [0, 0]]], bool)
+        reward = np.zeros((2, 3, 2, 2))
+        reward[0, 2, 0] = [1, -1]
+        for k in range(2):
+            moves = {"action": action[k], "done": done[k], "reward": reward[k]}
+            recorder(SimpleNamespace(iteration=start_iteration + k + 1, moves=moves))
+        recorder.close(SimpleNamespace())
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / GAMES_FILE
+        steps(GameRecorder(path, every=1), 0)
+        games = read_games(folder)
+        assert [g.moves for g in games] == [(1, 2, 3), (4, 5)]
+        assert games[0].returns == (1.0, -1.0) and games[1].result == "draw"
+        path.unlink()
+        steps(GameRecorder(path, every=5), 4)  # resumed: the first game began before it
+        assert [g.moves for g in read_games(folder)] == [(4, 5)]

@@ -68,50 +68,17 @@ def make_app(session: Session, host: str = "127.0.0.1") -> Starlette:
     Returns:
         A Starlette app.
     """
-    tab: list[str] = [""]  # the token of the tab that plays
+    tab = _Tab()
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
 
     async def open_tab(request: Request) -> Response:
-        tab[0] = secrets.token_urlsafe(12)
-        return JSONResponse({"tab": tab[0], **await run_in_threadpool(session.view)})
+        tab.token = secrets.token_urlsafe(12)
+        return JSONResponse({"tab": tab.token, **await run_in_threadpool(session.view)})
 
-    def endpoint(act: Callable[[dict[str, Any]], None] | None) -> Callable:
-        async def handle(request: Request) -> Response:
-            if request.headers.get("x-board-tab") != tab[0]:
-                return JSONResponse({"error": ANOTHER_TAB, "stale": True}, status_code=409)
-            try:
-                if act is not None:
-                    body = await _body(request)
-                    await run_in_threadpool(act, body)
-            except BoardError as error:
-                view = await run_in_threadpool(session.view)
-                return JSONResponse({"error": str(error), **view}, status_code=400)
-            return JSONResponse(await run_in_threadpool(session.view))
-
-        return handle
-
-    def play(body: dict[str, Any]) -> None:
-        if "action" in body:
-            session.play(body["action"])
-        elif isinstance(body.get("move"), str):
-            session.play_text(body["move"])
-        else:
-            raise BoardError(
-                'say which move: {"action": N} (an action number) or {"move": "..."} '
-                "(a move in the game's notation)"
-            )
-
-    def load(body: dict[str, Any]) -> None:
-        if isinstance(body.get("moves"), str):
-            session.load_moves(body["moves"])
-        elif isinstance(body.get("sgf"), str):
-            session.load_sgf(body["sgf"])
-        elif "game" in body:
-            session.load_game(body["game"])
-        else:
-            raise BoardError('say what to load: {"moves": "..."}, {"sgf": "..."} or {"game": K}')
+    def endpoint(act: Callable[[dict[str, Any]], None] | None) -> Route:
+        return _endpoint(session, tab, act)
 
     routes = [
         Route("/", page),
@@ -122,20 +89,67 @@ def make_app(session: Session, host: str = "127.0.0.1") -> Starlette:
             endpoint(lambda body: session.new(_field(body, "human", 0))),
             methods=["POST"],
         ),
-        Route("/api/play", endpoint(play), methods=["POST"]),
+        Route("/api/play", endpoint(lambda body: _play(session, body)), methods=["POST"]),
         Route("/api/undo", endpoint(lambda body: session.undo()), methods=["POST"]),
         Route(
             "/api/goto", endpoint(lambda body: session.goto(_field(body, "ply"))), methods=["POST"]
         ),
-        Route("/api/load", endpoint(load), methods=["POST"]),
+        Route("/api/load", endpoint(lambda body: _load(session, body)), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = []
     if host in LOOPBACK:
-        middleware.append(
-            Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK) + ["[::1]"])
-        )
+        hosts = [*LOOPBACK, "[::1]"]
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=hosts))
     return Starlette(routes=routes, middleware=middleware, exception_handlers={500: _failed})
+
+
+class _Tab:
+    """The token of the tab that plays the board (the last one opened)."""
+
+    token = ""
+
+
+def _endpoint(session: Session, tab: _Tab, act: Callable[[dict[str, Any]], None] | None) -> Any:
+    """A request handler: the tab checked, ``act`` on the body in a worker thread (none:
+    only the view), the view answered, or the refusal with it."""
+
+    async def handle(request: Request) -> Response:
+        if request.headers.get("x-board-tab") != tab.token:
+            return JSONResponse({"error": ANOTHER_TAB, "stale": True}, status_code=409)
+        try:
+            if act is not None:
+                body = await _body(request)
+                await run_in_threadpool(act, body)
+        except BoardError as error:
+            view = await run_in_threadpool(session.view)
+            return JSONResponse({"error": str(error), **view}, status_code=400)
+        return JSONResponse(await run_in_threadpool(session.view))
+
+    return handle
+
+
+def _play(session: Session, body: dict[str, Any]) -> None:
+    if "action" in body:
+        session.play(body["action"])
+    elif isinstance(body.get("move"), str):
+        session.play_text(body["move"])
+    else:
+        raise BoardError(
+            'say which move: {"action": N} (an action number) or {"move": "..."} '
+            "(a move in the game's notation)"
+        )
+
+
+def _load(session: Session, body: dict[str, Any]) -> None:
+    if isinstance(body.get("moves"), str):
+        session.load_moves(body["moves"])
+    elif isinstance(body.get("sgf"), str):
+        session.load_sgf(body["sgf"])
+    elif "game" in body:
+        session.load_game(body["game"])
+    else:
+        raise BoardError('say what to load: {"moves": "..."}, {"sgf": "..."} or {"game": K}')
 
 
 async def _body(request: Request) -> dict[str, Any]:

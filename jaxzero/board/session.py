@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs.core import State, caption
+from envs.go import Go
 from jaxzero.analysis import line_from_moves, sgf_position
 from jaxzero.measure.roots import Analysis, analyze_position, principal_variation
 from jaxzero.run.agent import Agent
@@ -178,7 +179,8 @@ class Session:
     def _view(self) -> dict[str, Any]:
         env, state = self.env, self.states[self.cursor]
         over = bool(state.terminated | state.truncated)
-        legal = np.flatnonzero(np.asarray(state.legal_action_mask)) if not over else []
+        mask = np.asarray(state.legal_action_mask)
+        legal: list[int] = [] if over else [int(a) for a in np.flatnonzero(mask)]
         highlight = (
             last_cell(env, self.states[self.cursor - 1], self.moves[self.cursor - 1])
             if self.cursor
@@ -193,15 +195,20 @@ class Session:
             "title": self.title,
             "cursor": self.cursor,
             "moves": [self._move_text(k) for k in range(len(self.moves))],
-            "board": board_svg(env, state, highlight, caption(env, state), targets=legal),
-            "legal": [{"action": int(a), "text": env.action_to_text(int(a))} for a in legal],
+            "board": board_svg(env, state, highlight, self._caption(state), targets=legal),
+            "legal": [{"action": a, "text": env.action_to_text(a)} for a in legal],
             "to_move": int(state.current_player),
             "over": over,
             "status": self._status(state, over),
             "analysis": self._analysis_view(analysis) if analysis is not None else None,
             "reply": self._analysis_view(reply) if reply is not None else None,
             "games": [game.label for game in self.games],
+            "sgf": isinstance(env, Go),  # positions load from SGF records
         }
+
+    def _caption(self, state: State) -> str:
+        """Under a grid game's board, whose move it is; other pictures say it themselves."""
+        return caption(self.env, state) if self.env.grid(state) is not None else ""
 
     def _analysis_view(self, analysis: Analysis) -> dict[str, Any]:
         root, env = analysis.root, self.env

@@ -131,8 +131,11 @@ def tree_to_dot(tree: mctx.Tree, env: Env, index: int = 0) -> str:
 
 def principal_variation(root: RootAnalysis, env: Env, depth: int = 6) -> list[str]:
     """The search's main line: from the root, the most visited child, again and again (up
-    to ``depth`` moves, while the child was visited), in the game's notation."""
+    to ``depth`` moves, while the child was visited), in the game's notation. It ends
+    with the move that ends the game: the search still visits a finished game's
+    (absorbing) children, which are no moves."""
     tree = root.tree
+    over = getattr(tree.embeddings, "terminated", None)  # bool [1, N] when nodes are states
     node, line = tree.ROOT_INDEX, []
     for _ in range(depth):
         visits = np.asarray(tree.children_visits[0, node])
@@ -141,7 +144,7 @@ def principal_variation(root: RootAnalysis, env: Env, depth: int = 6) -> list[st
         action = int(visits.argmax())
         line.append(env.action_to_text(action))
         node = int(tree.children_index[0, node, action])
-        if node == tree.UNVISITED:
+        if node == tree.UNVISITED or (over is not None and bool(np.asarray(over)[0, node])):
             break
     return line
 

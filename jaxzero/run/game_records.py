@@ -73,7 +73,8 @@ class RecordedGame:
     def label(self) -> str:
         """``"self-play, iteration 40: 9 moves, player 0 won"`` and the like."""
         seats = "" if self.kind == SELF_PLAY else f" ({' v '.join(self.players)})"
-        return f"{self.kind}{seats}, iteration {self.iteration}: {len(self.moves)} moves, {self.result}"
+        moves = f"{len(self.moves)} moves"
+        return f"{self.kind}{seats}, iteration {self.iteration}: {moves}, {self.result}"
 
 
 @dataclasses.dataclass

@@ -35,6 +35,8 @@ from jax.experimental import multihost_utils
 from jaxzero.core import sharding
 from jaxzero.measure.evaluation import Evaluation, SoloEvaluation
 from jaxzero.measure.gate import Gate, copy_variables
+from jaxzero.measure.match import MatchResult
+from jaxzero.measure.solo import SoloResult
 from jaxzero.run import manifest
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 from jaxzero.run.files import FileProblem, os_reason, write_atomic
@@ -340,6 +342,7 @@ class EvaluationHook:
             return
         key = check_key(self.seed, EVAL_STREAM, step.iteration)
         begin = step.clock.elapsed()
+        results: dict[str, MatchResult] | dict[str, SoloResult]
         with step.clock.check(step.state):
             if self.games is not None and isinstance(self.evaluation, Evaluation):
                 played = self.evaluation.recorded(step.state.best_params, key)

@@ -76,6 +76,7 @@ function draw(view) {
     games.replaceChildren(...view.games.map((label, k) => new Option(label, k)));
   }
   $("load-game").hidden = view.games.length === 0;
+  $("load-sgf").hidden = !view.sgf;
   document.body.dataset.over = view.over ? "1" : "0";
   document.body.dataset.cursor = view.cursor;
 }
