@@ -23,9 +23,10 @@ from jaxzero.analysis import position_from_moves
 from jaxzero.board.server import ANOTHER_TAB, make_app
 from jaxzero.board.session import BoardError, Session
 from jaxzero.measure.roots import principal_variation
+from jaxzero.run import manifest
 from jaxzero.run.agent import load_agent
 from jaxzero.run.game_records import GAMES_FILE, GameRecorder, read_games
-from jaxzero.run.report import write_report
+from jaxzero.run.report import STRIPS, write_report
 
 JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
 
@@ -244,6 +245,7 @@ def test_the_report_draws_the_runs_games_move_by_move(tiny_run, tmp_path):
     pictures.check_svg(strip)
     assert "1. jaxzero " in strip and "start" in strip  # each move under its position
     assert "report/game_1.svg" in (run / ".jaxzero-run.json").read_text()  # --force's to delete
+    assert {f"game_{k}.svg" for k in range(1, STRIPS + 1)} <= set(manifest.OLDER_REPORT)
 
 
 def test_the_recorder_writes_whole_games_of_the_first_slot_only():

@@ -35,8 +35,9 @@ told from someone else's folder by its config.json reading as a jaxzero config *
 trace only a run leaves: a checkpoint step holding its ``checksums.sha256``, or a metrics
 row (a JSON object with a numeric ``iteration``) first in ``metrics.jsonl`` or
 ``members/0/metrics.jsonl``; ``{}`` beside ``model.pt`` is no run. Such a run resumes and
-loads as before; ``--force`` deletes in it only the names jaxzero wrote before the
-manifest, in the folders it wrote them (:func:`older_entries`), as if recorded.
+loads as before; ``--force`` deletes in it only the names jaxzero writes there (before
+the manifest, and since: a resumed run's ``games.jsonl``, a report's games), in the
+folders it writes them (:func:`older_entries`), as if recorded.
 """
 
 from __future__ import annotations
@@ -68,13 +69,15 @@ ORBAX_TEMPORARY = re.compile(r"\d+\.orbax-checkpoint-tmp.*")
 ORBAX_REMOVED = ".removed"
 # What jaxzero wrote before the manifest (format 1): the only names --force deletes in a run
 # without one. A closed list, history: newer files are recorded in the manifest.
-OLDER_TOP_FILES = ("config.json", "metrics.jsonl", "population.json", "elo.json")
+# and what today's jaxzero writes by name when it resumes or reports such a run
+OLDER_TOP_FILES = ("config.json", "metrics.jsonl", "population.json", "elo.json", "games.jsonl")
 OLDER_ELO = re.compile(r"elo-\d{8}-\d{6}(-\d+)?\.json")
 OLDER_EVENTS = re.compile(r"events\.out\.tfevents\..+")
 OLDER_REPORT = (
     "summary.md", "losses.png", "kl_gap.png", "win_rates.png", "games.png", "elo.png",
     "policy_loss.png", "value_loss.png", "value_error.png", "kl_search_prior.png",
     "game_length.png", "draw_rate.png", "game_return.png",
+    *(f"game_{k}.svg" for k in range(1, 6)),  # a report's games (jaxzero.run.report.STRIPS)
 )  # fmt: skip
 OLDER_MEMBER_FILES = ("config.json", "metrics.jsonl")
 GONE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # no such folder, or a symlink in the way
