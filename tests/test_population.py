@@ -15,6 +15,7 @@ from jaxzero.core.population import make_population, member
 from jaxzero.run.agent import load_agent
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 from jaxzero.run.driver import train
+from jaxzero.run.game_records import read_games
 from jaxzero.run.members import member_folder
 
 runner = CliRunner()
@@ -185,6 +186,12 @@ def test_population_run_resumes_exactly_and_members_load(tmp_path, run_populatio
         assert strip[0] == strip[1] and len(strip[0]) == 4
         assert [("eval/raw_optimal" in row) for row in strip[0]] == [False, True, False, True]
         assert not any("eval/vs_random" in row for row in strip[0])
+    # each member's own games; a resumed run's are the uninterrupted run's, less the game
+    # under way at the resume (begun before it: not seen whole)
+    games = [[read_games(member_folder(run, k)) for k in range(2)] for run in (straight, resumed)]
+    assert games[0][0] and games[0][0] != games[0][1]
+    for k in range(2):
+        assert set(games[1][k]) <= set(games[0][k])
     config = json.loads((member_folder(resumed, 1) / "config.json").read_text())
     assert config["seed"] == 1 and config["optim"]["learning_rate"] == 2e-3
 

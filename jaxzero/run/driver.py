@@ -82,6 +82,7 @@ from jaxzero.run.members import (
     MembersGuard,
     check_members,
     is_population,
+    member_folder,
     read_population,
     write_population,
 )
@@ -362,7 +363,11 @@ def standard_hooks(
     if isinstance(trainer, Population):  # each member's rows in its own folder
         every = config.evaluation.every
         rows = MemberRows(run_dir, trainer.size, config.train.log_every, positions, judge, every)
-        return [rows, hooks_lib.Progress(on_log)]
+        members = [
+            GameRecorder(member_folder(run_dir, k) / GAMES_FILE, config.train.log_every, k)
+            for k in range(trainer.size)
+        ]
+        return [rows, hooks_lib.Progress(on_log), *(members if jax.process_count() == 1 else [])]
     hooks: list[Hook] = [hooks_lib.MetricsRow(config.train.log_every, positions)]
     # one process writes the games; several hosts record none (their matches stay one program)
     games = GameRecorder(run_dir / GAMES_FILE, config.train.log_every)

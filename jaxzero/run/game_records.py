@@ -6,7 +6,8 @@
 Every game the first self-play slot plays is written whole (slot 0 of the B games played
 side by side; a game cut by the start of a resumed run is left out), and, at each
 periodic evaluation, two games against each fixed opponent: the network first and
-second. A line is one game:
+second. A population's members write theirs in ``RUN/members/K/games.jsonl`` (self-play
+only: a population plays no matches). A line is one game:
 
     {"iteration": 40, "kind": "self-play", "players": ["jaxzero", "jaxzero"],
      "moves": [4, 0, 8, ...], "returns": [1.0, -1.0]}
@@ -24,6 +25,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jax
@@ -89,6 +91,7 @@ class GameRecorder:
 
     path: Path
     every: int
+    member: int | None = None  # a population's member k: its games of the moves [P, T, B]
     _writer: JsonlWriter = dataclasses.field(init=False)
     _pending: list[tuple[int, Any]] = dataclasses.field(default_factory=list)
     _moves: list[int] | None = None  # slot 0's current game; None: it started before us
@@ -100,12 +103,15 @@ class GameRecorder:
     def start(self, state: Any) -> None:
         """Hook: drop the lines after the restored checkpoint; a fresh run records its
         first game, a resumed one waits for slot 0's game under way to end."""
-        self._writer.start(state)
-        self._moves = [] if int(state.iteration) == 0 else None
+        iteration = int(np.max(state.iteration))  # a population's: its members' latest
+        self._writer.start(SimpleNamespace(iteration=iteration))
+        self._moves = [] if iteration == 0 else None
 
     def __call__(self, step: Any) -> None:
         """Hook: keep slot 0's moves of this iteration (device arrays, no wait)."""
         moves = step.moves
+        if self.member is not None:
+            moves = {name: value[self.member] for name, value in moves.items()}
         slot = (moves["action"][:, 0], moves["done"][:, 0], moves["reward"][:, 0])
         self._pending.append((step.iteration, slot))
         if step.iteration % self.every == 0:

@@ -79,7 +79,7 @@ OLDER_REPORT = (
     "game_length.png", "draw_rate.png", "game_return.png",
     *(f"game_{k}.svg" for k in range(1, 6)),  # a report's games (jaxzero.run.report.STRIPS)
 )  # fmt: skip
-OLDER_MEMBER_FILES = ("config.json", "metrics.jsonl")
+OLDER_MEMBER_FILES = ("config.json", "metrics.jsonl", "games.jsonl")
 GONE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # no such folder, or a symlink in the way
 
 
