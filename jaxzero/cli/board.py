@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from jaxzero.cli.agents import default_agent, load, say_which
 from jaxzero.cli.app import UsageError, console, fail
 from jaxzero.cli.games import check_game
-from jaxzero.cli.options import SEED_MAX, SearchKind, SearchSettings, TrustCodeOption
+from jaxzero.cli.options import (
+    SEED_MAX,
+    AgentOption,
+    GameArgument,
+    HumanOption,
+    SearchKind,
+    SearchSettings,
+    SimulationsOption,
+    TrustCodeOption,
+)
 
 if TYPE_CHECKING:
     from jaxzero.run.agent import Agent
@@ -19,24 +28,14 @@ if TYPE_CHECKING:
 
 
 def board(
-    game: Annotated[str | None, typer.Argument(help="Game (default: the checkpoint's)")] = None,
-    checkpoint: Annotated[
-        Path | None,
-        typer.Option(
-            help="Run directory, checkpoint or agent folder [default: runs/GAME, else "
-            "the shipped agent of GAME]"
-        ),
-    ] = None,
+    game: GameArgument = None,
+    checkpoint: AgentOption = None,
     host: Annotated[
         str, typer.Option(help="Address to serve on: 127.0.0.1 is this machine only")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one)")] = 8765,
-    human: Annotated[
-        Literal["first", "second"], typer.Option(help="Play first or second in the first game")
-    ] = "first",
-    simulations: Annotated[
-        int | None, typer.Option(min=1, help="Search simulations per agent move and analysis")
-    ] = None,
+    human: HumanOption = "first",
+    simulations: SimulationsOption = None,
     search: SearchKind = None,
     seed: Annotated[
         int, typer.Option(min=0, max=SEED_MAX, help="Seed of the games' chance and the searches")

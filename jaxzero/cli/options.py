@@ -3,13 +3,27 @@ range) and how their values are read."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Literal
 
 import typer
 
 from jaxzero.cli.app import fail
 
 SEED_MAX = 2**32 - 1
+# The commands that play an agent (play, board): which game, which agent, which seat
+GameArgument = Annotated[str | None, typer.Argument(help="Game (default: the checkpoint's)")]
+AgentOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Run directory, checkpoint or agent folder [default: runs/GAME, else "
+        "the shipped agent of GAME]"
+    ),
+]
+HumanOption = Annotated[Literal["first", "second"], typer.Option(help="Play first or second")]
+SimulationsOption = Annotated[
+    int | None, typer.Option(min=1, help="Search simulations per agent move")
+]
 
 
 def _search_kind(kind: str | None) -> str | None:

@@ -3,32 +3,30 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
 from jaxzero.cli.agents import default_agent, load, say_which
 from jaxzero.cli.app import UsageError, fail
 from jaxzero.cli.games import check_game
-from jaxzero.cli.options import SEED_MAX, SearchKind, SearchSettings, TrustCodeOption
+from jaxzero.cli.options import (
+    SEED_MAX,
+    AgentOption,
+    GameArgument,
+    HumanOption,
+    SearchKind,
+    SearchSettings,
+    SimulationsOption,
+    TrustCodeOption,
+)
 
 
 def play(
-    game: Annotated[str | None, typer.Argument(help="Game (default: the checkpoint's)")] = None,
-    checkpoint: Annotated[
-        Path | None,
-        typer.Option(
-            help="Run directory, checkpoint or agent folder [default: runs/GAME, else "
-            "the shipped agent of GAME]"
-        ),
-    ] = None,
-    human: Annotated[
-        Literal["first", "second"], typer.Option(help="Play first or second")
-    ] = "first",
-    simulations: Annotated[
-        int | None, typer.Option(min=1, help="Search simulations per agent move")
-    ] = None,
+    game: GameArgument = None,
+    checkpoint: AgentOption = None,
+    human: HumanOption = "first",
+    simulations: SimulationsOption = None,
     search: SearchKind = None,
     seed: Annotated[
         int, typer.Option(min=0, max=SEED_MAX, help="Seed of the game's randomness")
