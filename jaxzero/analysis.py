@@ -42,8 +42,9 @@ def split_moves(env: Env, moves: str) -> list[str]:
     if "," in moves:
         return [token.strip() for token in moves.split(",") if token.strip()]
     words, tokens = moves.split(), []
+    longest = move_words(env) if words else 0
     while words:
-        for n in range(1, len(words) + 1):
+        for n in range(1, min(len(words), longest) + 1):
             try:
                 env.text_to_action(" ".join(words[:n]))
                 break
@@ -54,6 +55,11 @@ def split_moves(env: Env, moves: str) -> list[str]:
         tokens.append(" ".join(words[:n]))
         words = words[n:]
     return tokens
+
+
+def move_words(env: Env) -> int:
+    """The most words a move of ``env``'s notation has (1; star_duel's ``buy explorer``: 2)."""
+    return max(len(env.action_to_text(a).split()) for a in range(env.num_actions))
 
 
 def position_from_moves(env: Env, moves: str, key: Array | None = None) -> State:

@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 
 from envs import pictures
 from jaxzero.analysis import position_from_moves
-from jaxzero.board.server import ANOTHER_TAB, make_app
+from jaxzero.board.server import ANOTHER_TAB, CROSS_SITE, NO_TAB, make_app
 from jaxzero.board.session import BoardError, Session
 from jaxzero.measure.roots import principal_variation
 from jaxzero.run import manifest
@@ -56,10 +56,10 @@ def client(app):
 def test_a_move_gets_the_agents_reply_and_its_analysis(client):
     view = client.post("/api/play", json={"action": 4}).json()
     assert "error" not in view
-    assert len(view["moves"]) == 2 and view["moves"][0] == "1. 0: 5"
+    assert len(view["moves"]) == 2 and view["moves"][0] == "1. 5 (you)"
     assert view["cursor"] == 2 and view["status"] == "your move"
     reply = view["reply"]  # the search the agent played from, on the position before its move
-    assert reply["chosen"] == view["moves"][1].split(": ")[1]
+    assert view["moves"][1] == f"2. {reply['chosen']} (agent)"
     assert view["analysis"]["simulations"] == 2  # the position now, searched for the human
     pictures.check_svg(view["board"])
     targets = {int(a) for a in _targets(view["board"])}
@@ -99,7 +99,7 @@ def test_a_finished_game_refuses_moves_until_undone(client):
     view = client.post("/api/goto", json={"ply": 4}).json()  # back one: X to move, and play on
     assert not view["over"] and view["cursor"] == 4 and len(view["moves"]) == 5
     view = client.post("/api/play", json={"action": 8}).json()  # a new line from there
-    assert view["moves"][4] == "5. 0: 9" and view["human"] == 0
+    assert view["moves"][4] == "5. 9 (you)" and view["human"] == 0
     illegal = client.post("/api/load", json={"moves": "1 1"}).json()["error"]
     assert illegal == "move 2 ('1') is illegal in that position"
 
@@ -116,6 +116,50 @@ def test_undo_takes_back_the_humans_move_and_the_reply(client):
         client.post("/api/undo", json={}).json()["error"]
         == "there is no move of yours to take back"
     )
+
+
+def test_undo_with_no_move_of_the_humans_behind_is_refused(client):
+    view = client.post("/api/new", json={"human": 1}).json()  # the agent opened
+    assert len(view["moves"]) == 1
+    refused = client.post("/api/undo", json={})
+    assert refused.json()["error"] == "there is no move of yours to take back"
+    assert len(refused.json()["moves"]) == 1
+
+
+def test_the_agent_plays_the_side_to_move_when_asked(client):
+    view = client.post("/api/load", json={"moves": "5 1"}).json()
+    assert view["status"] == "your move" and view["human"] == 0 and not view["versus"]
+    view = client.post("/api/agent", json={}).json()  # the agent takes X's side here
+    assert len(view["moves"]) == 3 and view["moves"][2].endswith("(agent)")
+    assert view["human"] == 1 and view["status"] == "your move"
+
+
+def test_a_long_or_huge_request_is_refused_quickly(client):
+    begin = time.monotonic()
+    view = client.post("/api/load", json={"moves": "x " * 3000}).json()  # was cubic: 43 s
+    assert view["error"].startswith("3000 words are more than a game of tic_tac_toe holds")
+    view = client.post("/api/load", json={"moves": "x" * 100_000}).json()
+    assert view["error"].startswith("move 1: ") and len(view["error"]) <= 300
+    assert time.monotonic() - begin < 5
+    big = client.post("/api/load", content=b'{"moves": "' + b"1" * (2 << 20) + b'"}')
+    assert big.status_code == 400 and "larger than the 1048576 bytes" in big.json()["error"]
+
+
+def test_a_seat_or_position_of_the_wrong_type_is_refused(client):
+    for seat in (1.0, True, "1", -1):
+        answer = client.post("/api/new", json={"human": seat})
+        assert answer.status_code == 400 and "seat is 0 to 1" in answer.json()["error"], seat
+    assert "whole number" in client.post("/api/goto", json={"ply": 1.0}).json()["error"]
+
+
+def test_a_page_of_another_site_cannot_take_the_board(client, app):
+    other = {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+    for headers in (other, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "http://evil.example"}):
+        answer = TestClient(app, base_url="http://127.0.0.1").post("/api/open", headers=headers)
+        assert answer.status_code == 403 and answer.json()["error"] == CROSS_SITE
+    assert client.post("/api/play", json={"action": 4}).status_code == 200  # still ours
+    bare = TestClient(app, base_url="http://127.0.0.1").post("/api/play", json={"action": 0})
+    assert bare.status_code == 400 and bare.json()["error"] == NO_TAB
 
 
 def test_the_agent_opens_when_the_human_plays_second(client):
@@ -145,8 +189,10 @@ def test_a_runs_recorded_games_step_through(client, tiny_run, session):
     games = read_games(tiny_run, 9)
     assert games and all(game.kind == "self-play" for game in games)
     assert (tiny_run / GAMES_FILE).read_text().count("\n") == len(games)
+    labels = client.get("/api/games").json()
+    assert labels[0] == {"index": len(games) - 1, "label": games[-1].label}  # newest first
     view = client.post("/api/load", json={"game": 0}).json()
-    assert view["title"] == games[0].label and view["cursor"] == 0
+    assert view["title"] == games[0].label and view["cursor"] == 0 and not view["versus"]
     assert len(view["moves"]) == len(games[0].moves)
     view = client.post("/api/goto", json={"ply": len(games[0].moves)}).json()
     assert view["over"]
@@ -272,3 +318,22 @@ def test_the_recorder_writes_whole_games_of_the_first_slot_only():
         path.unlink()
         steps(GameRecorder(path, every=5), 4)  # resumed: the first game began before it
         assert [g.moves for g in read_games(folder)] == [(4, 5)]
+
+
+def test_an_sgf_record_loads_as_a_line_to_step_through():
+    agent = load_agent("go_6x6")
+    session = Session(agent, simulations=2)
+    session.load_sgf("(;GM[1]SZ[6]KM[7.5]AB[aa];W[cc];B[dd];W[];B[])")  # ends with two passes
+    view = session.view()
+    assert view["cursor"] == 4 and view["over"] and view["status"].startswith("game over: player")
+    assert view["title"] == (
+        "loaded: an SGF record of 4 moves (komi 7.5 in the record, 3.5 in the agent's games)"
+    )
+    session.goto(1)
+    assert session.view()["moves"][0] == "1. C4" and " 6 X . " in session.env.render(
+        session.states[0]
+    )
+    with pytest.raises(BoardError, match="the record is 9x9; go_6x6 is not"):
+        session.load_sgf("(;GM[1]SZ[9];B[cc])")
+    with pytest.raises(BoardError, match="move 2 \\(C4\\) is illegal"):
+        session.load_sgf("(;GM[1]SZ[6];B[cc];W[cc])")

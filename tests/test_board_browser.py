@@ -21,7 +21,9 @@ from board_pages import (
     wait_ready,
 )
 from PIL import Image
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from jaxzero.board.server import ANOTHER_TAB
 
@@ -40,7 +42,7 @@ def test_connect_four_against_the_shipped_agent_with_its_analysis():
         assert legal_cells(page) == list(range(7))
         click_move(page, 3)  # the middle column
         moves = page.find_elements(By.CSS_SELECTOR, "#moves li")
-        assert [m.text for m in moves][0] == "0: 4" and len(moves) == 2  # and the agent's reply
+        assert moves[0].text == "4 (you)" and moves[1].text.endswith("(agent)") and len(moves) == 2
         assert text(page, "status") == "your move"
         assert page.find_elements(By.CSS_SELECTOR, "#analysis svg rect[fill-opacity]")
         assert "chooses" in text(page, "analysis-line") and "16 simulations" in text(
@@ -56,8 +58,12 @@ def test_a_whole_game_of_tic_tac_toe_by_clicking_an_illegal_move_and_a_second_ta
     with served("tic_tac_toe", "--simulations", "8") as url, browser() as page:
         page.get(url)
         wait_ready(page)
-        click_move(page, 4)  # the centre; the agent answers
-        assert len(page.find_elements(By.CSS_SELECTOR, "#moves li")) == 2
+        centre = page.find_element(By.CSS_SELECTOR, '#board [data-action="4"]')
+        ActionChains(page).double_click(centre).perform()  # one move: the second click waits
+        WebDriverWait(page, 120).until(lambda p: p.find_elements(By.CSS_SELECTOR, "#moves li"))
+        wait_ready(page)
+        assert len(page.find_elements(By.CSS_SELECTOR, "#moves li")) == 2  # and the agent's
+        assert not page.find_element(By.ID, "message").is_displayed()
         assert 4 not in legal_cells(page)
         box = page.find_element(By.ID, "move-text")
         box.send_keys("5")  # the centre again, typed

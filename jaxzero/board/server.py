@@ -10,8 +10,10 @@ and an older tab's requests are refused with a message saying so (409). Requests
 
 =====================  ==========================================================
 ``GET  /api/view``     the view (:meth:`Session.view`)
+``GET  /api/games``    the run's recorded games, newest first (index, label)
 ``POST /api/new``      ``{"human": 0 | 1}``: a new game, the human first or second
 ``POST /api/play``     ``{"action": A}`` or ``{"move": "4"}``: the human's move, the agent's reply
+``POST /api/agent``    the agent plays the side to move
 ``POST /api/undo``     take back the human's last move
 ``POST /api/goto``     ``{"ply": K}``: step to position K of the line
 ``POST /api/load``     ``{"moves": "..."}``, ``{"sgf": "..."}`` or ``{"game": K}``
@@ -21,8 +23,9 @@ Each answers with the view; a refused request (an illegal move, a move in a fini
 a malformed body) with ``{"error": "...", ...view}`` and status 400, never stopping the
 server. The searches run in worker threads (``run_in_threadpool``), never on the event
 loop, so the server answers while the agent thinks. Bound to a loopback address, the
-server also refuses requests whose ``Host`` is not that address (DNS rebinding), and a
-cross-site page cannot set the tab header without a preflight the server never grants.
+server also refuses requests whose ``Host`` is not that address (DNS rebinding); a POST
+sent by a page of another site (its ``Origin`` or ``Sec-Fetch-Site`` says so) is refused,
+and such a page cannot set the tab header without a preflight the server never grants.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import uvicorn
 from starlette.applications import Starlette
@@ -48,13 +52,15 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from jaxzero.board.session import BoardError, Session
+from jaxzero.board.session import BoardError, Session, shortened
 
 STATIC = Path(__file__).parent / "static"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ANOTHER_TAB = (
     "the board was opened in another tab, which plays it now: reload this page to play here"
 )
+NO_TAB = "the request has no X-Board-Tab header: POST /api/open first, and send the tab it gives"
+CROSS_SITE = "the board answers its own page only, not a page of another site"
 MAX_BODY = 1 << 20  # an SGF record of a long game is a few kB
 
 
@@ -74,22 +80,31 @@ def make_app(session: Session, host: str = "127.0.0.1") -> Starlette:
         return FileResponse(STATIC / "index.html")
 
     async def open_tab(request: Request) -> Response:
+        if _cross_site(request):
+            return JSONResponse({"error": CROSS_SITE}, status_code=403)
         tab.token = secrets.token_urlsafe(12)
         return JSONResponse({"tab": tab.token, **await run_in_threadpool(session.view)})
 
     def endpoint(act: Callable[[dict[str, Any]], None] | None) -> Route:
         return _endpoint(session, tab, act)
 
+    async def games(request: Request) -> Response:
+        if request.headers.get("x-board-tab") != tab.token:
+            return _not_this_tab(request)
+        return JSONResponse(await run_in_threadpool(session.game_labels))
+
     routes = [
         Route("/", page),
         Route("/api/open", open_tab, methods=["POST"]),
         Route("/api/view", endpoint(None)),
+        Route("/api/games", games),
         Route(
             "/api/new",
             endpoint(lambda body: session.new(_field(body, "human", 0))),
             methods=["POST"],
         ),
         Route("/api/play", endpoint(lambda body: _play(session, body)), methods=["POST"]),
+        Route("/api/agent", endpoint(lambda body: session.agent_move()), methods=["POST"]),
         Route("/api/undo", endpoint(lambda body: session.undo()), methods=["POST"]),
         Route(
             "/api/goto", endpoint(lambda body: session.goto(_field(body, "ply"))), methods=["POST"]
@@ -115,8 +130,10 @@ def _endpoint(session: Session, tab: _Tab, act: Callable[[dict[str, Any]], None]
     only the view), the view answered, or the refusal with it."""
 
     async def handle(request: Request) -> Response:
+        if request.method == "POST" and _cross_site(request):
+            return JSONResponse({"error": CROSS_SITE}, status_code=403)
         if request.headers.get("x-board-tab") != tab.token:
-            return JSONResponse({"error": ANOTHER_TAB, "stale": True}, status_code=409)
+            return _not_this_tab(request)
         try:
             if act is not None:
                 body = await _body(request)
@@ -152,11 +169,31 @@ def _load(session: Session, body: dict[str, Any]) -> None:
         raise BoardError('say what to load: {"moves": "..."}, {"sgf": "..."} or {"game": K}')
 
 
+def _not_this_tab(request: Request) -> Response:
+    if "x-board-tab" not in request.headers:
+        return JSONResponse({"error": NO_TAB}, status_code=400)
+    return JSONResponse({"error": ANOTHER_TAB, "stale": True}, status_code=409)
+
+
+def _cross_site(request: Request) -> bool:
+    """Whether a page of another site sent ``request`` (the browser says so)."""
+    site = request.headers.get("sec-fetch-site", "same-origin")
+    origin = request.headers.get("origin")
+    other = origin is not None and urlsplit(origin).netloc != request.headers.get("host")
+    return site not in ("same-origin", "none") or other
+
+
 async def _body(request: Request) -> dict[str, Any]:
-    """The request's JSON object (BoardError for anything else)."""
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise BoardError(f"the request is {len(raw)} bytes; the board takes at most {MAX_BODY}")
+    """The request's JSON object (BoardError for anything else), read no further than
+    :data:`MAX_BODY` bytes."""
+    too_big = BoardError(f"the request is larger than the {MAX_BODY} bytes the board takes")
+    if int(request.headers.get("content-length") or 0) > MAX_BODY:
+        raise too_big
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise too_big
     if not raw.strip():
         return {}
     try:
@@ -177,7 +214,7 @@ def _field(body: dict[str, Any], name: str, default: Any = None) -> Any:
 async def _failed(request: Request, error: Exception) -> Response:
     """A failure of ours: said on the page, the server goes on."""
     return JSONResponse(
-        {"error": f"the board failed: {type(error).__name__}: {error}"}, status_code=500
+        {"error": shortened(f"the board failed: {type(error).__name__}: {error}")}, status_code=500
     )
 
 
@@ -230,9 +267,9 @@ class _Server(uvicorn.Server):
 
         def stop(signum: int, frame: object) -> None:
             name = signal.Signals(signum).name
-            if self.should_exit:
-                self.force_exit = True
-                os.write(2, f"{name}: stopping the board at once\n".encode())
+            if self.should_exit:  # nothing to save: gone now, whatever a worker computes
+                os.write(2, f"{name} again: the board stopped at once\n".encode())
+                os._exit(128 + signum)
             else:
                 self.should_exit = True
                 os.write(2, f"{name}: stopping the board (again: at once)\n".encode())

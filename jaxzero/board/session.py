@@ -8,19 +8,21 @@
 A session is a line of positions and a cursor on it. Playing a move at the cursor cuts
 the line there (the moves after it are gone) and the agent answers until it is the
 human's turn again; stepping moves the cursor without playing (a loaded record, a run's
-game, or the game so far). The human plays whichever side is to move where they play, so
-a record stepped to any position can be played on from there. After every change the
-position at the cursor is searched once (its :class:`~jaxzero.measure.roots.Analysis`,
-drawn on the board), and the agent's move is that search's choice: what the page shows
-is what the agent played from.
+game, or the game so far). The human plays whichever side is to move where they play,
+and :meth:`Session.agent_move` has the agent play the side to move, so a record stepped to
+any position can be played on from there, by either. After every change the position at
+the cursor is searched once (its :class:`~jaxzero.measure.roots.Analysis`, drawn on the
+board), and the agent's move is that search's choice: what the page shows is what the
+agent played from.
 
 Every method takes the session's lock: the web server calls them from worker threads, so
-two requests never interleave (a double click waits for the first). Bad input raises
+two requests never interleave (a second waits for the first). Bad input raises
 :class:`BoardError` with the sentence the page shows.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -31,7 +33,8 @@ import numpy as np
 
 from envs.core import State, caption
 from envs.go import Go
-from jaxzero.analysis import line_from_moves, sgf_position
+from jaxzero.analysis import line_from_moves, move_words
+from jaxzero.go import sgf
 from jaxzero.measure.roots import Analysis, analyze_position, principal_variation
 from jaxzero.run.agent import Agent
 from jaxzero.run.game_records import RecordedGame, board_svg, game_states, last_cell
@@ -68,6 +71,7 @@ class Session:
         self.env = agent.env
         self.player = agent.search_player(simulations, search)
         self.games = list(games)
+        self._longest_move = move_words(self.env)  # words: what a list of moves may hold
         self._lock = threading.Lock()
         self._step = jax.jit(self.env.step)
         self._seed = seed
@@ -77,20 +81,22 @@ class Session:
         self.cursor = 0
         self.human = human
         self.title = ""
+        self.versus = True  # a game against the agent (not a loaded line, a run's game)
         self._analyses: dict[int, Analysis] = {}  # cursor -> its search (this line only)
-        self._replies: dict[int, Analysis] = {}  # ply of an agent's move -> its search
+        self._by: dict[int, str] = {}  # ply -> who played its move here ("you", "agent")
         self.new(human)
 
     # -- what the page asks for -------------------------------------------------------
 
-    def new(self, human: int) -> None:
+    def new(self, human: Any) -> None:
         """A new game, the human in seat ``human`` (the agent opens when it is 1)."""
-        if self.env.num_players > 1 and human not in range(self.env.num_players):
-            raise BoardError(f"the human's seat is 0 to {self.env.num_players - 1}, not {human}")
+        seats = range(max(self.env.num_players, 1))
+        if isinstance(human, bool) or not isinstance(human, int) or human not in seats:
+            raise BoardError(f"the human's seat is 0 to {seats[-1]}, not {human!r}")
         with self._lock:
             self._key, key = jax.random.split(self._key)
             self._start([self.env.init(key)], [], "new game")
-            self.human = human
+            self.human, self.versus = human, True
             self._agent_turns()
 
     def play(self, action: Any) -> None:
@@ -99,8 +105,22 @@ class Session:
             state = self.states[self.cursor]
             action = self._action(action, state)
             self._cut()
-            self.human = int(state.current_player)
+            self.human, self.versus = int(state.current_player), True
             self._advance(action)
+            self._agent_turns()
+
+    def agent_move(self) -> None:
+        """The agent plays the side to move at the cursor, and then the human the other."""
+        with self._lock:
+            state = self.states[self.cursor]
+            if bool(state.terminated | state.truncated):
+                raise BoardError("the game is over: start a new game, undo, or step back")
+            self._cut()
+            self.versus = True
+            if self._solo:
+                self._advance(self._analyses[self.cursor].root.chosen, by_agent=True)
+                return
+            self.human = (int(state.current_player) + 1) % self.env.num_players
             self._agent_turns()
 
     def play_text(self, text: str) -> None:
@@ -108,19 +128,19 @@ class Session:
         try:
             action = self.env.text_to_action(str(text).strip())
         except ValueError as error:
-            raise BoardError(f"{text!r} is not a move of {self.env.id}: {error}") from None
+            refused = f"{text!r} is not a move of {self.env.id}: {error}"
+            raise BoardError(shortened(refused)) from None
         self.play(action)
 
     def undo(self) -> None:
-        """Take back the human's last move and the agent's replies to it."""
+        """Take back, from the position shown, the human's last move and what followed."""
         with self._lock:
-            self.cursor = self.cursor if self.cursor < len(self.moves) else len(self.moves)
             back = self.cursor
             while back > 0:
                 back -= 1
-                if int(self.states[back].current_player) == self.human or self._solo:
+                if self._solo or int(self.states[back].current_player) == self.human:
                     break
-            if back == self.cursor:
+            else:  # no position before the cursor where the human was to move
                 raise BoardError("there is no move of yours to take back")
             self.cursor = back
             self._cut()
@@ -137,23 +157,54 @@ class Session:
             self._analyze()
 
     def load_moves(self, text: str) -> None:
-        """The game after ``text``'s moves in the game's notation, the cursor at its end."""
+        """The game after ``text``'s moves in the game's notation, the cursor at its end,
+        the human to move there."""
         with self._lock:
+            words = str(text).split()
+            most = self.env.max_steps * self._longest_move
+            if len(words) > most:
+                raise BoardError(
+                    f"{len(words)} words are more than a game of {self.env.id} holds "
+                    f"(at most {self.env.max_steps} moves)"
+                )
             self._key, key = jax.random.split(self._key)
             try:
-                states, moves = line_from_moves(self.env, str(text), key, self._step)
+                states, moves = line_from_moves(self.env, " ".join(words), key, self._step)
             except ValueError as error:
-                raise BoardError(str(error)) from None
-            self._start(states, moves, f"loaded: {len(moves)} moves")
+                raise BoardError(shortened(str(error))) from None
+            self._loaded(states, moves, f"loaded: {len(moves)} moves")
 
     def load_sgf(self, text: str) -> None:
-        """The position at the end of an SGF record's main line (Go), as a line's start."""
+        """An SGF record's main line (Go): its setup, then its moves, the cursor at its end."""
         with self._lock:
             try:
-                state, record = sgf_position(self.env, str(text), "the SGF record")
+                states, moves, title = self._sgf_line(str(text))
             except ValueError as error:
-                raise BoardError(str(error)) from None
-            self._start([state], [], f"loaded: the SGF record's {len(record.moves)} moves")
+                raise BoardError(shortened(str(error))) from None
+            self._loaded(states, moves, title)
+
+    def _sgf_line(self, text: str) -> tuple[list[State], list[int], str]:
+        env = self.env
+        if not isinstance(env, Go):
+            raise ValueError(f"SGF records are Go games; {env.id} is not Go (give its moves)")
+        record = sgf.read_sgf(text)
+        if record.size != env.size:
+            raise ValueError(f"the record is {record.size}x{record.size}; {env.id} is not")
+        states: list[State] = [sgf.to_state(env, dataclasses.replace(record, moves=[]))]  # setup
+        for number, action in enumerate(record.moves, start=1):
+            state = states[-1]
+            if bool(state.terminated | state.truncated) or not state.legal_action_mask[action]:
+                raise ValueError(
+                    f"the record's move {number} ({env.action_to_text(action)}) is illegal"
+                )
+            self._key, key = jax.random.split(self._key)
+            states.append(self._step(state, jnp.int32(action), key))
+        komi = f"komi {record.komi:g} in the record, {env.komi:g} in the agent's games"
+        return (
+            states,
+            list(record.moves),
+            f"loaded: an SGF record of {len(record.moves)} moves ({komi})",
+        )
 
     def load_game(self, index: Any) -> None:
         """A run's recorded game ``index`` (of :attr:`games`), the cursor at its start."""
@@ -168,6 +219,7 @@ class Session:
             except ValueError as error:
                 raise BoardError(f"{game.label}: {error}") from None
             self._start(states, list(game.moves), game.label, cursor=0)
+            self.versus = False
 
     # -- the view ----------------------------------------------------------------------
 
@@ -187,7 +239,8 @@ class Session:
             else None
         )
         analysis = self._analyses.get(self.cursor)
-        reply = self._replies.get(self.cursor - 1) if self.cursor else None
+        before = self.cursor - 1  # the last move's position: the agent's reply from there
+        reply = self._analyses.get(before) if self._by.get(before) == "agent" else None
         return {
             "game": env.id,
             "players": env.num_players,
@@ -202,7 +255,8 @@ class Session:
             "status": self._status(state, over),
             "analysis": self._analysis_view(analysis) if analysis is not None else None,
             "reply": self._analysis_view(reply) if reply is not None else None,
-            "games": [game.label for game in self.games],
+            "games": len(self.games),  # their labels: game_labels()
+            "versus": self.versus,
             "sgf": isinstance(env, Go),  # positions load from SGF records
         }
 
@@ -222,18 +276,28 @@ class Session:
             "table": analysis.table(),
         }
 
+    def game_labels(self, limit: int = 500) -> list[dict[str, Any]]:
+        """The run's last ``limit`` recorded games, newest first: ``{"index", "label"}``."""
+        with self._lock:
+            first = max(len(self.games) - limit, 0)
+            found = range(len(self.games) - 1, first - 1, -1)
+            return [{"index": k, "label": self.games[k].label} for k in found]
+
     def _status(self, state: State, over: bool) -> str:
         if not over:
             if self._solo or int(state.current_player) == self.human:
                 return "your move"
-            return "the agent's move (step to the end to play on)"
+            return "the agent's turn here: 'Agent moves' plays it, or play its move yourself"
         rewards = self._returns()
         if self._solo:
             return f"game over: score {rewards[0]:g}"
-        mine, best = rewards[self.human], max(rewards)
+        best = max(rewards)
         if all(r == best for r in rewards):
             return "game over: a draw"
-        return "game over: you won" if mine == best else "game over: the agent won"
+        winner = int(np.argmax(rewards))
+        if not self.versus:  # a loaded line or a run's game: nobody here played it
+            return f"game over: player {winner} won"
+        return "game over: you won" if winner == self.human else "game over: the agent won"
 
     def _returns(self) -> np.ndarray:
         """Each player's total reward over the line up to the cursor."""
@@ -243,8 +307,9 @@ class Session:
         return total
 
     def _move_text(self, k: int) -> str:
-        who = "" if self._solo else f"{int(self.states[k].current_player)}: "
-        return f"{k + 1}. {who}{self.env.action_to_text(self.moves[k])}"
+        """``"3. 7 (you)"``: the move's number, the move, who played it on this board."""
+        who = f" ({self._by[k]})" if k in self._by else ""
+        return f"{k + 1}. {self.env.action_to_text(self.moves[k])}{who}"
 
     # -- inside ------------------------------------------------------------------------
 
@@ -269,19 +334,25 @@ class Session:
     def _start(self, states: list[State], moves: list[int], title: str, cursor: int = -1) -> None:
         self.states, self.moves, self.title = states, moves, title
         self.cursor = len(moves) if cursor < 0 else cursor
-        self._analyses, self._replies = {}, {}
+        self._analyses, self._by = {}, {}
         self._analyze()
+
+    def _loaded(self, states: list[State], moves: list[int], title: str) -> None:
+        """A loaded line, the cursor at its end and the human to move there."""
+        self._start(states, moves, title)
+        self.human, self.versus = int(states[-1].current_player), False
 
     def _cut(self) -> None:
         """Forget the line after the cursor (a move played there starts a new one)."""
         del self.states[self.cursor + 1 :], self.moves[self.cursor :]
         self._analyses = {k: a for k, a in self._analyses.items() if k <= self.cursor}
-        self._replies = {k: a for k, a in self._replies.items() if k < self.cursor}
+        self._by = {k: who for k, who in self._by.items() if k < self.cursor}
 
-    def _advance(self, action: int) -> None:
+    def _advance(self, action: int, by_agent: bool = False) -> None:
         self._key, key = jax.random.split(self._key)
         self.states.append(self._step(self.states[self.cursor], jnp.int32(action), key))
         self.moves.append(action)
+        self._by[self.cursor] = "agent" if by_agent else "you"
         self.cursor += 1
         self._analyze()
 
@@ -291,9 +362,7 @@ class Session:
             state = self.states[self.cursor]
             if bool(state.terminated | state.truncated) or int(state.current_player) == self.human:
                 return
-            analysis = self._analyses[self.cursor]
-            self._replies[self.cursor] = analysis
-            self._advance(analysis.root.chosen)
+            self._advance(self._analyses[self.cursor].root.chosen, by_agent=True)
 
     def _analyze(self) -> None:
         """The search of the position at the cursor (kept; none once the game is over)."""
@@ -303,3 +372,8 @@ class Session:
         key = jax.random.fold_in(jax.random.key(self._seed), self.cursor)
         root = analyze_position(self.player, self.agent.params, state, key)
         self._analyses[self.cursor] = Analysis(self.env, state, root)
+
+
+def shortened(text: str, limit: int = 300) -> str:
+    """``text`` cut to ``limit`` characters: a message never echoes a whole request back."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

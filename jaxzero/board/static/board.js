@@ -3,6 +3,9 @@
 "use strict";
 
 let tab = null;
+let pending = false; // a request is on its way: a click meanwhile (a double click) is ignored
+let stale = false; // another tab took the board: this one asks nothing more
+let gamesShown = -1; // how many recorded games the list shows
 const $ = (id) => document.getElementById(id);
 
 function say(text) {
@@ -11,6 +14,8 @@ function say(text) {
 }
 
 async function call(path, body) {
+  if (pending || stale) return;
+  pending = true;
   const headers = { "X-Board-Tab": tab };
   const init = body === undefined ? { headers } : {
     method: "POST",
@@ -24,13 +29,30 @@ async function call(path, body) {
     const view = await answer.json();
     say(view.error);
     if (view.board) draw(view);
-    if (view.stale) document.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    if (view.stale) {
+      stale = true;
+      document.body.dataset.stale = "1";
+      document.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    }
     if (view.stale || !view.board) $("status").textContent = "";
   } catch (error) {
     say("the board's server does not answer: is `jaxzero board` still running?");
     $("status").textContent = "";
   } finally {
+    pending = false;
     document.body.dataset.busy = "0";
+  }
+}
+
+async function listGames(count) {
+  if (count === gamesShown) return;
+  gamesShown = count;
+  $("load-game").hidden = count === 0;
+  if (count === 0) return;
+  const answer = await fetch("/api/games", { headers: { "X-Board-Tab": tab } });
+  const games = await answer.json();
+  if (Array.isArray(games)) {
+    $("games").replaceChildren(...games.map((game) => new Option(game.label, game.index)));
   }
 }
 
@@ -71,12 +93,9 @@ function draw(view) {
   });
   drawAnalysis(view.analysis, "analysis");
   drawAnalysis(view.reply, "reply");
-  const games = $("games");
-  if (games.options.length !== view.games.length) {
-    games.replaceChildren(...view.games.map((label, k) => new Option(label, k)));
-  }
-  $("load-game").hidden = view.games.length === 0;
+  listGames(view.games);
   $("load-sgf").hidden = !view.sgf;
+  $("agent").disabled = view.over;
   document.body.dataset.over = view.over ? "1" : "0";
   document.body.dataset.cursor = view.cursor;
 }
@@ -100,6 +119,7 @@ function on(id, event, handler) {
 on("new-first", "click", () => call("/api/new", { human: 0 }));
 on("new-second", "click", () => call("/api/new", { human: 1 }));
 on("undo", "click", () => call("/api/undo", {}));
+on("agent", "click", () => call("/api/agent", {}));
 on("back", "click", () => call("/api/goto", { ply: Number(document.body.dataset.cursor) - 1 }));
 on("forward", "click", () => call("/api/goto", { ply: Number(document.body.dataset.cursor) + 1 }));
 on("move-form", "submit", () => call("/api/play", { move: $("move-text").value }));
