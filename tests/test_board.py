@@ -3,6 +3,7 @@ run's recorded games, and `jaxzero board` started and stopped as a user would.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import signal
@@ -337,3 +338,10 @@ def test_an_sgf_record_loads_as_a_line_to_step_through():
         session.load_sgf("(;GM[1]SZ[9];B[cc])")
     with pytest.raises(BoardError, match="move 2 \\(C4\\) is illegal"):
         session.load_sgf("(;GM[1]SZ[6];B[cc];W[cc])")
+
+
+def test_the_main_line_starts_with_the_chosen_move(session):
+    state = session.states[0]
+    root = session.agent.analyze(state, num_simulations=4).root
+    tied = dataclasses.replace(root, chosen=int(np.argsort(root.visits)[-2]))  # not the most
+    assert principal_variation(tied, session.env)[0] == session.env.action_to_text(tied.chosen)

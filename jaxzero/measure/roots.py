@@ -130,18 +130,19 @@ def tree_to_dot(tree: mctx.Tree, env: Env, index: int = 0) -> str:
 
 
 def principal_variation(root: RootAnalysis, env: Env, depth: int = 6) -> list[str]:
-    """The search's main line: from the root, the most visited child, again and again (up
-    to ``depth`` moves, while the child was visited), in the game's notation. It ends
-    with the move that ends the game: the search still visits a finished game's
+    """The search's main line: the chosen move, then the most visited child, again and
+    again (up to ``depth`` moves, while the child was visited), in the game's notation.
+    It ends with the move that ends the game: the search still visits a finished game's
     (absorbing) children, which are no moves."""
     tree = root.tree
     over = getattr(tree.embeddings, "terminated", None)  # bool [1, N] when nodes are states
     node, line = tree.ROOT_INDEX, []
-    for _ in range(depth):
+    for ply in range(depth):
         visits = np.asarray(tree.children_visits[0, node])
         if visits.max() <= 0:
             break
-        action = int(visits.argmax())
+        # the root's: the move chosen (Gumbel's may not be the most visited, on a tie)
+        action = root.chosen if ply == 0 else int(visits.argmax())
         line.append(env.action_to_text(action))
         node = int(tree.children_index[0, node, action])
         if node == tree.UNVISITED or (over is not None and bool(np.asarray(over)[0, node])):

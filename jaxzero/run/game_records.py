@@ -5,9 +5,10 @@
 
 Every game the first self-play slot plays is written whole (slot 0 of the B games played
 side by side; a game cut by the start of a resumed run is left out), and, at each
-periodic evaluation, two games against each fixed opponent: the network first and
-second. A population's members write theirs in ``RUN/members/K/games.jsonl`` (self-play
-only: a population plays no matches). A line is one game:
+periodic evaluation that plays its matches (those that fit ``evaluation.max_share`` of
+the run's time), two games against each fixed opponent: the network first and second.
+A population's members write theirs in ``RUN/members/K/games.jsonl`` (self-play only: a
+population plays no matches). A line is one game:
 
     {"iteration": 40, "kind": "self-play", "players": ["jaxzero", "jaxzero"],
      "moves": [4, 0, 8, ...], "returns": [1.0, -1.0]}
@@ -208,7 +209,7 @@ def read_games(run_dir: Path | str, num_actions: int | None = None) -> list[Reco
         raise
     except OSError as error:
         raise ValueError(f"cannot read {path}: {os_reason(error)}") from None
-    return sorted(games, key=lambda game: game.iteration)  # stable: self-play before eval
+    return sorted(games, key=lambda game: game.iteration)  # stable: one iteration's in file order
 
 
 def _game(line: bytes, num_actions: int | None) -> RecordedGame | None:
