@@ -50,7 +50,8 @@ def test_an_interrupt_in_start_up_exits_at_once_and_leaves_no_half_made_run(tmp_
     lines = [line for line in output.splitlines() if line.strip()]
     assert lines[-1].startswith(f"error: interrupted by {sig.name}"), output
     assert "Traceback" not in output
-    assert not run.exists()  # never checkpointed: removed, so the same command starts again
+    # never checkpointed: removed, so the same command starts again (what was left, if not)
+    assert not run.exists(), sorted(str(p.relative_to(run)) for p in run.rglob("*"))
 
 
 def test_an_interrupt_in_the_loop_saves_then_exits_with_the_signals_code(tmp_path):
