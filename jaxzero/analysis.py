@@ -124,26 +124,19 @@ def position_from_sgf(env: Env, path: Path) -> tuple[State, sgf.GoRecord]:
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise ValueError(f"cannot read {path}: {reason}") from None
-    return sgf_position(env, text, str(path))
-
-
-def sgf_position(env: Env, text: str, name: str = "the record") -> tuple[State, sgf.GoRecord]:
-    """:func:`position_from_sgf` of an SGF record's text; ``name`` names it in errors."""
-    if not isinstance(env, Go):
-        raise ValueError(f"SGF records are Go games; {env.id} is not Go (give its moves)")
     try:
         record = sgf.read_sgf(text)
     except sgf.SgfError as error:
-        raise ValueError(f"{name}: {error}") from None
+        raise ValueError(f"{path}: {error}") from None
     if record.size != env.size:
         raise ValueError(
-            f"{name} is a {record.size}x{record.size} game; {env.id} is played on "
+            f"{path} is a {record.size}x{record.size} game; {env.id} is played on "
             f"{env.size}x{env.size}"
         )
     try:
         state = sgf.to_state(env, record)
     except (sgf.SgfError, ValueError) as error:
-        raise ValueError(f"{name}: {error}") from None
+        raise ValueError(f"{path}: {error}") from None
     if bool(state.terminated | state.truncated):
-        raise ValueError(f"{name}: the game is over at the end of the record; nothing to search")
+        raise ValueError(f"{path}: the game is over at the end of the record; nothing to search")
     return state, record

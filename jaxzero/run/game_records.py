@@ -110,10 +110,8 @@ class GameRecorder:
 
     def __call__(self, step: Any) -> None:
         """Hook: keep slot 0's moves of this iteration (device arrays, no wait)."""
-        moves = step.moves
-        if self.member is not None:
-            moves = {name: value[self.member] for name, value in moves.items()}
-        slot = (moves["action"][:, 0], moves["done"][:, 0], moves["reward"][:, 0])
+        at = (slice(None), 0) if self.member is None else (self.member, slice(None), 0)
+        slot = tuple(step.moves[name][at] for name in ("action", "done", "reward"))
         self._pending.append((step.iteration, slot))
         if step.iteration % self.every == 0:
             self._flush()
