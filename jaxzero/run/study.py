@@ -48,6 +48,10 @@ if TYPE_CHECKING:
 
 STUDY_FILE = "study.json"
 ARMS_DIR = "arms"
+# An arm's process: -P ("safe path") puts neither the working directory nor a script's
+# folder on sys.path, so a typer.py where the study starts never runs in its arms; the
+# user's own modules typed on the command line are still found there (envs.registry).
+CHILD = (sys.executable, "-P", "-m", "jaxzero")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -418,8 +422,7 @@ def _arms_at_once(
                     busy = [group for group, *_ in running.values()]
                     free = next(i for i in range(jobs) if i not in busy)
                     name = waiting.pop(0)
-                    command = [sys.executable, "-m", "jaxzero", "train", "--out", str(root),
-                               "--arm", name, *options]  # fmt: skip
+                    command = [*CHILD, "train", "--out", str(root), "--arm", name, *options]
                     process, echo = _start(command, name, groups[free], log)
                     running[process] = (free, name, echo)
                 done = next((p for p in running if p.poll() is not None), None)
