@@ -325,6 +325,8 @@ def train_study(
 
     root = Path(root)
     groups = cpu_shares(jobs)  # a bad count refused before anything is written
+    if study is not None:  # the caller's own: what its arms' processes read back is trusted
+        trust_code = typed_trust(study, trust_code)
     study = open_study(root, study, force=force, trust_code=trust_code)
     if only is not None and only not in study.arms:
         raise ValueError(f"{root} has no arm {only!r}: its arms are {', '.join(study.arms)}")
@@ -353,6 +355,18 @@ def train_study(
     return results
 
 
+def typed_trust(study: Study, trust_code: TrustCode) -> TrustCode:
+    """``trust_code`` and every import path a new ``study``'s arms name: the caller built
+    it (typed it on the command line, or in Python), so its code is the caller's own, and
+    the arms' processes, which read it back from study.json, are told so."""
+    from jaxzero.core.trust import imported_code
+
+    if trust_code is True:
+        return True
+    typed = [path for name in study.arms for path in imported_code(study.arm_config(name)).values()]
+    return sorted({*(trust_code or ()), *typed})
+
+
 def _passed(
     seconds: float | None,
     iterations: int | None,
@@ -369,7 +383,7 @@ def _passed(
     # checked against it again in each process (open_study).
     if trust_code is True:
         return [*options, "--trust-code"]
-    return options + [item for name in trust_code or () for item in ("--trusted", name)]
+    return options + [f"--trusted={name}" for name in trust_code or ()]
 
 
 def cpu_shares(jobs: int) -> list[list[int]]:
