@@ -159,9 +159,30 @@ def member(state: Any, k: int) -> Any:
         k: the member.
 
     Returns:
-        The same pytree with leaves ``x[k]``: member k's TrainState, as a single run's.
+        The same pytree with leaves ``x[k]``: member k's TrainState, as a single run's,
+        on the default device.
     """
-    return jax.tree.map(lambda x: x[k], state)
+    home = jax.devices()[0]
+    return jax.tree.map(lambda x: _row(x, k, home), state)
+
+
+def _row(x: Any, k: int, home: jax.Device) -> Any:
+    """``x[k]``, of an array split over devices read from the device that holds it.
+
+    Indexing such an array (``x[k]``, ``jax.jit(lambda x: x[k])``) compiles a program
+    over all its devices with a cross-device all-reduce, outside the compiled step; XLA
+    CPU's rendezvous of the host's cores as devices then deadlocks now and again and
+    aborts the process. The row of one device's shard compiles a single-device program,
+    and moves to ``home``, each member whole on one device whatever held it.
+    """
+    if not isinstance(x, jax.Array) or len(x.sharding.device_set) == 1:
+        return x[k]
+    k = range(x.shape[0])[k]  # a negative k from the end; IndexError past it
+    for shard in x.addressable_shards:
+        start, stop, _ = shard.index[0].indices(x.shape[0])
+        if start <= k < stop:
+            return jax.device_put(shard.data[k - start], home)
+    return x[k]  # held by another process: its devices take part
 
 
 def make_population(
