@@ -23,7 +23,9 @@ are played again), as ``metrics.jsonl`` does.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -41,6 +43,10 @@ from jaxzero.run.reads import FileRefused, read_lines
 
 GAMES_FILE = "games.jsonl"
 SELF_PLAY = "self-play"
+GAMES_MEMORY = 256 << 20  # read_games keeps the newest games that fit: all of a long run's
+NAME_LIMIT = 200  # characters of a kind or a player's name ("eval vs NAME")
+_ITERATION_LIMIT = 1 << 63
+_MOVE_LIMIT = 1 << 31  # an action index, whatever the game
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,17 +184,22 @@ class GameRecorder:
 
 
 def read_games(run_dir: Path | str, num_actions: int | None = None) -> list[RecordedGame]:
-    """The games of a run's ``games.jsonl``, by iteration ([] without one).
+    """The games of a run's ``games.jsonl``, by iteration ([] without one): all of them,
+    or, when they would take more than about :data:`GAMES_MEMORY` bytes, the newest that
+    fit (the file is read a line at a time; memory holds one line and the games kept).
 
-    Lines that are not a game (a line a crash cut short, moves that are not action
-    indices below ``num_actions``) are skipped: the file is data, never trusted further.
+    A line that is not a whole game is skipped: the file is data, never trusted further.
+    A game is a JSON object whose ``iteration`` is a whole number from 0, ``kind`` a
+    string, ``moves`` action indices (below ``num_actions``, when given), ``returns`` one
+    finite number or more, and ``players`` as many strings as ``returns``; a name or kind
+    longer than :data:`NAME_LIMIT` characters is no game of ours.
 
     Args:
         run_dir: the run directory.
         num_actions: the game's action count, to check the moves against.
 
     Returns:
-        The games, as :class:`RecordedGame`.
+        The games, as :class:`RecordedGame`; one iteration's in file order.
 
     Raises:
         ValueError: the file is not a regular file inside the run, or too large.
@@ -197,35 +208,78 @@ def read_games(run_dir: Path | str, num_actions: int | None = None) -> list[Reco
     path = run_dir / GAMES_FILE
     if not path.exists():
         return []
-    games = []
+    moves_limit = _MOVE_LIMIT if num_actions is None else num_actions
+    kept: list[tuple[int, int, RecordedGame]] = []  # a heap: the oldest game first
+    held = 0  # about the bytes the kept games take
     try:
-        for _, line in read_lines(path, run_dir):
-            game = _game(line, num_actions) if line is not None else None
-            if game is not None:
-                games.append(game)
+        for number, line in read_lines(path, run_dir):
+            game = _game(line, moves_limit) if line is not None else None
+            if game is None:
+                continue
+            heapq.heappush(kept, (game.iteration, number, game))
+            held += _size(game)
+            while held > GAMES_MEMORY and len(kept) > 1:
+                held -= _size(heapq.heappop(kept)[2])
     except FileRefused:
         raise
     except OSError as error:
         raise ValueError(f"cannot read {path}: {os_reason(error)}") from None
-    return sorted(games, key=lambda game: game.iteration)  # stable: one iteration's in file order
+    return [game for _, _, game in sorted(kept)]
 
 
-def _game(line: bytes, num_actions: int | None) -> RecordedGame | None:
+def _game(line: bytes, moves_limit: int) -> RecordedGame | None:
+    """The game on ``line``, or None when it is not a whole one (see :func:`read_games`)."""
     try:
         row = json.loads(line)
-        moves = tuple(int(m) for m in row["moves"])
-        game = RecordedGame(
-            iteration=int(row["iteration"]),
-            kind=str(row["kind"]),
-            players=tuple(str(p) for p in row["players"]),
-            moves=moves,
-            returns=tuple(float(r) for r in row["returns"]),
-        )
-    except (ValueError, KeyError, TypeError, RecursionError):
+    except (ValueError, RecursionError):
         return None
-    if num_actions is not None and any(not 0 <= m < num_actions for m in moves):
+    if not isinstance(row, dict):
         return None
-    return game
+    iteration: Any = row.get("iteration")
+    kind: Any = row.get("kind")
+    moves, players, returns = row.get("moves"), row.get("players"), row.get("returns")
+    if not (_whole(iteration, _ITERATION_LIMIT) and _name(kind)):
+        return None
+    if not (isinstance(moves, list) and all(_whole(m, moves_limit) for m in moves)):
+        return None
+    if not (isinstance(returns, list) and returns and all(map(_finite, returns))):
+        return None
+    if not (isinstance(players, list) and len(players) == len(returns)):
+        return None
+    if not all(map(_name, players)):
+        return None
+    return RecordedGame(
+        iteration=iteration,
+        kind=kind,
+        players=tuple(players),
+        moves=tuple(moves),
+        returns=tuple(float(r) for r in returns),
+    )
+
+
+def _whole(value: Any, limit: int) -> bool:
+    """A whole number in [0, ``limit``) (JSON's ``true`` is not one)."""
+    return type(value) is int and 0 <= value < limit
+
+
+def _finite(value: Any) -> bool:
+    """A number a float holds, not inf or NaN (nor an integer of 400 digits)."""
+    try:
+        return type(value) in (int, float) and math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _name(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= NAME_LIMIT
+
+
+def _size(game: RecordedGame) -> int:
+    """About the bytes ``game`` takes: its tuples' slots, the moves Python does not share
+    (above 256), its numbers and strings, and the objects around them."""
+    text = len(game.kind) + sum(len(name) for name in game.players)
+    numbers = 8 * len(game.moves) + 32 * sum(move > 256 for move in game.moves)
+    return numbers + 64 * (len(game.players) + len(game.returns)) + text + 512
 
 
 def game_states(env: Env, moves: Sequence[int], step: Any = None) -> list[State]:
