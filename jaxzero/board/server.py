@@ -22,10 +22,12 @@ and an older tab's requests are refused with a message saying so (409). Requests
 Each answers with the view; a refused request (an illegal move, a move in a finished game,
 a malformed body) with ``{"error": "...", ...view}`` and status 400, never stopping the
 server. The searches run in worker threads (``run_in_threadpool``), never on the event
-loop, so the server answers while the agent thinks. Bound to a loopback address, the
-server also refuses requests whose ``Host`` is not that address (DNS rebinding); a POST
-sent by a page of another site (its ``Origin`` or ``Sec-Fetch-Site`` says so) is refused,
-and such a page cannot set the tab header without a preflight the server never grants.
+loop, so the server answers while the agent thinks. Whatever address it is bound to, the
+server refuses requests whose ``Host`` is not that address and its port (DNS rebinding;
+the names it also takes: :mod:`jaxzero.board.hosts`); a POST sent by a page of another
+site (its ``Origin`` or ``Sec-Fetch-Site`` says so) is refused, and such a page cannot
+set the tab header without a preflight the server never grants. A message never echoes
+more than a few hundred characters of a request.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import secrets
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,30 +48,38 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from jaxzero.board.hosts import HostCheck, allowed_names
 from jaxzero.board.session import BoardError, Session, shortened
 
 STATIC = Path(__file__).parent / "static"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ANOTHER_TAB = (
     "the board was opened in another tab, which plays it now: reload this page to play here"
 )
 NO_TAB = "the request has no X-Board-Tab header: POST /api/open first, and send the tab it gives"
 CROSS_SITE = "the board answers its own page only, not a page of another site"
 MAX_BODY = 1 << 20  # an SGF record of a long game is a few kB
+MAX_MESSAGE = 400  # characters of an error message (the pieces of a request in it: fewer)
 
 
-def make_app(session: Session, host: str = "127.0.0.1") -> Starlette:
+def make_app(
+    session: Session,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    allow_hosts: Iterable[str] = (),
+) -> Starlette:
     """The board's web app over ``session`` (see the module docstring).
 
     Args:
         session: the game it shows.
-        host: the address it is served on; a loopback one admits only requests to it.
+        host: the address it is served on; it admits only requests to it
+            (:func:`jaxzero.board.hosts.allowed_names`).
+        port: the port it is served on, which a request must name (None: any).
+        allow_hosts: more names a request may give in its ``Host``.
 
     Returns:
         A Starlette app.
@@ -112,10 +122,8 @@ def make_app(session: Session, host: str = "127.0.0.1") -> Starlette:
         Route("/api/load", endpoint(lambda body: _load(session, body)), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = []
-    if host in LOOPBACK:
-        hosts = [*LOOPBACK, "[::1]"]
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=hosts))
+    names = allowed_names(host, allow_hosts)
+    middleware = [Middleware(HostCheck, names=names, port=port)]
     return Starlette(routes=routes, middleware=middleware, exception_handlers={500: _failed})
 
 
@@ -140,7 +148,8 @@ def _endpoint(session: Session, tab: _Tab, act: Callable[[dict[str, Any]], None]
                 await run_in_threadpool(act, body)
         except BoardError as error:
             view = await run_in_threadpool(session.view)
-            return JSONResponse({"error": str(error), **view}, status_code=400)
+            message = shortened(str(error), MAX_MESSAGE)  # the pieces of the request: cut
+            return JSONResponse({"error": message, **view}, status_code=400)
         return JSONResponse(await run_in_threadpool(session.view))
 
     return handle
@@ -223,6 +232,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     on_ready: Callable[[str], None] = print,
+    allow_hosts: Iterable[str] = (),
 ) -> None:
     """Serve the board until Ctrl-C or SIGTERM (then return, after in-flight requests).
 
@@ -231,6 +241,7 @@ def serve(
         host: the address to bind; 127.0.0.1 (this machine only) by default.
         port: the port; 0 picks a free one.
         on_ready: called with the page's address once the socket is bound.
+        allow_hosts: more names requests may reach it by (:func:`make_app`).
 
     Raises:
         OSError: the address cannot be bound (in use, or not this machine's).
@@ -245,7 +256,8 @@ def serve(
         raise
     sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(make_app(session, host), log_level="warning", lifespan="off")
+    app = make_app(session, host, bound, allow_hosts)
+    config = uvicorn.Config(app, log_level="warning", lifespan="off")
     server = _Server(config)
     shown = f"[{host}]" if ":" in host else host
     on_ready(f"http://{shown}:{bound}/")

@@ -92,7 +92,7 @@ class Session:
         """A new game, the human in seat ``human`` (the agent opens when it is 1)."""
         seats = range(max(self.env.num_players, 1))
         if isinstance(human, bool) or not isinstance(human, int) or human not in seats:
-            raise BoardError(f"the human's seat is 0 to {seats[-1]}, not {human!r}")
+            raise BoardError(f"the human's seat is 0 to {seats[-1]}, not {_shown(human)}")
         with self._lock:
             self._key, key = jax.random.split(self._key)
             self._start([self.env.init(key)], [], "new game")
@@ -128,7 +128,7 @@ class Session:
         try:
             action = self.env.text_to_action(str(text).strip())
         except ValueError as error:
-            refused = f"{text!r} is not a move of {self.env.id}: {error}"
+            refused = f"{_shown(text)} is not a move of {self.env.id}: {error}"
             raise BoardError(shortened(refused)) from None
         self.play(action)
 
@@ -150,9 +150,11 @@ class Session:
         """Move the cursor to position ``ply`` of the line (0: its start), playing nothing."""
         with self._lock:
             if isinstance(ply, bool) or not isinstance(ply, int):
-                raise BoardError(f"a position is a whole number, not {ply!r}")
+                raise BoardError(f"a position is a whole number, not {_shown(ply)}")
             if not 0 <= ply <= len(self.moves):
-                raise BoardError(f"the line has positions 0 to {len(self.moves)}, not {ply}")
+                raise BoardError(
+                    f"the line has positions 0 to {len(self.moves)}, not {_shown(ply)}"
+                )
             self.cursor = ply
             self._analyze()
 
@@ -210,14 +212,16 @@ class Session:
         """A run's recorded game ``index`` (of :attr:`games`), the cursor at its start."""
         with self._lock:
             if isinstance(index, bool) or not isinstance(index, int):
-                raise BoardError(f"a game is a whole number, not {index!r}")
+                raise BoardError(f"a game is a whole number, not {_shown(index)}")
             if not 0 <= index < len(self.games):
-                raise BoardError(f"the run has games 0 to {len(self.games) - 1}, not {index}")
+                raise BoardError(
+                    f"the run has games 0 to {len(self.games) - 1}, not {_shown(index)}"
+                )
             game = self.games[index]
             try:
                 states = game_states(self.env, game.moves, self._step)
             except ValueError as error:
-                raise BoardError(f"{game.label}: {error}") from None
+                raise BoardError(shortened(f"{game.label}: {error}")) from None
             self._start(states, list(game.moves), game.label, cursor=0)
             self.versus = False
 
@@ -322,10 +326,10 @@ class Session:
         if bool(state.terminated | state.truncated):
             raise BoardError("the game is over: start a new game, undo, or step back")
         if isinstance(action, bool) or not isinstance(action, int):
-            raise BoardError(f"a move is an action number, not {action!r}")
+            raise BoardError(f"a move is an action number, not {_shown(action)}")
         if not 0 <= action < self.env.num_actions:
             raise BoardError(
-                f"{self.env.id} has actions 0 to {self.env.num_actions - 1}, not {action}"
+                f"{self.env.id} has actions 0 to {self.env.num_actions - 1}, not {_shown(action)}"
             )
         if not bool(state.legal_action_mask[action]):
             raise BoardError(f"illegal move: {self.env.action_to_text(action)} is not legal here")
@@ -377,3 +381,8 @@ class Session:
 def shortened(text: str, limit: int = 300) -> str:
     """``text`` cut to ``limit`` characters: a message never echoes a whole request back."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shown(value: Any) -> str:
+    """A value of the request as a message shows it: its ``repr``, cut to 80 characters."""
+    return shortened(repr(value), 80)
