@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import types
-from pathlib import Path
 
 import numpy as np
 import orbax.checkpoint as ocp
@@ -19,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.run import driver, elo_files, files, report
+from jaxzero.run import driver, elo_files, nolink
 from jaxzero.run import hooks as hooks_lib
 from jaxzero.run.agent import load_agent
 from jaxzero.run.checkpoint import CheckpointError
@@ -275,10 +274,14 @@ def test_an_evaluation_that_would_overrun_the_time_budget_is_skipped():
 def test_a_new_run_that_cannot_be_written_leaves_nothing_behind(
     tmp_path, ttt_config, train_run, monkeypatch
 ):
-    def full_disk(path, data):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    write = nolink.write_atomic
 
-    monkeypatch.setattr(driver, "write_atomic", full_disk)
+    def full_disk(root, path, data, **options):  # the manifest fits, config.json does not
+        if path.name == "config.json":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        write(root, path, data, **options)
+
+    monkeypatch.setattr(nolink, "write_atomic", full_disk)
     with pytest.raises(RunDirError, match="No space left on device .*config.json.*disk is full"):
         train_run(tmp_path / "run", ttt_config, iterations=2)
     assert not (tmp_path / "run").exists()
@@ -303,14 +306,12 @@ def test_losing_the_race_for_a_new_run_directory_deletes_nothing(
 def test_read_only_run_directories_are_named_in_one_line(tmp_path, straight, monkeypatch):
     run = _copy(straight, tmp_path)
 
-    def read_only(folder, what):
+    def read_only(root, folder, what):
         raise FileProblem(
             f"cannot write {what} in {folder}: {os_reason(OSError(errno.EROFS, 'x'))}"
         )
 
-    monkeypatch.setattr(files, "check_writable", read_only)
-    for module in (driver, report):
-        monkeypatch.setattr(module, "check_writable", read_only)
+    monkeypatch.setattr(nolink, "check_writable", read_only)
     for command in (["train", "--resume", "--out", str(run)], ["report", str(run)]):
         line = _error_line(runner.invoke(app, command))
         assert "Read-only file system; the file system is read-only" in line, command
@@ -341,10 +342,10 @@ def test_eval_keeps_the_previous_ratings_when_the_new_cannot_be_written(tmp_path
         games=2,
     )
 
-    def full_disk(self, *args, **kwargs):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    def full_disk(fd, name, flags):  # every write: ENOSPC
+        return os.open("/dev/full", os.O_WRONLY)
 
-    monkeypatch.setattr(Path, "write_text", full_disk)
+    monkeypatch.setattr(nolink, "_create", full_disk)
     with pytest.raises(OSError):
         elo_files.write_elo_files(table)
     monkeypatch.undo()

@@ -140,7 +140,7 @@ def _round_robin(
     """Build the entrants of the loaded checkpoints and play ``jaxzero eval``'s round
     robin; with ``sgf``, every game is written there (the files appended to ``written``)."""
     from jaxzero.measure import round_robin
-    from jaxzero.run.files import check_writable
+    from jaxzero.run import nolink
 
     names = round_robin.parse_opponents(opponents)
     if games < 2 or games % 2:
@@ -148,7 +148,8 @@ def _round_robin(
     if simulations is not None and simulations < 1:
         raise UsageError(f"--simulations must be >= 1, got {simulations}")
     for run in dict.fromkeys(run for _, _, run in loaded if run is not None):
-        check_writable(run, "the ratings (elo.json)")  # before hours of games
+        nolink.check(run, run / "elo.json")  # before hours of games: no link, writable
+        nolink.check_writable(run, run, "the ratings (elo.json)")
     env = loaded[0][1].env
     on_games = None if sgf is None else _sgf_writer(env, sgf, written)
     entrants = [

@@ -44,7 +44,8 @@ from flax import serialization
 from jaxzero.core.config import Config, NetworkConfig, config_to_dict, flatten, unflatten
 from jaxzero.run.checkpoint import CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE
-from jaxzero.run.files import os_reason, sha256, write_atomic, write_json
+from jaxzero.run.files import os_reason, sha256
+from jaxzero.run.nolink import write_atomic, write_json
 from jaxzero.run.reads import (
     MB,
     SMALL,
@@ -239,7 +240,7 @@ def write_checksums(folder: Path) -> None:
     """``folder/checksums.sha256`` of an agent folder's :data:`CHECKSUMMED` files, in
     ``sha256sum`` format (``sha256sum -c checksums.sha256`` checks it)."""
     lines = "".join(f"{sha256(folder / name)}  {name}\n" for name in CHECKSUMMED)
-    write_atomic(folder / CHECKSUMS, lines)
+    write_atomic(folder, folder / CHECKSUMS, lines)
 
 
 def check_checksums(folder: Path, names: Mapping[str, int] | None = None) -> None:
@@ -298,11 +299,11 @@ def write_agent(
         raise CheckpointError(f"cannot write the agent into {folder}: {os_reason(error)}") from None
     try:
         variables = jax.tree.map(lambda x: np.asarray(x, np.float32), params)
-        write_atomic(partial / PARAMS_FILE, serialization.msgpack_serialize(variables))
-        write_json(partial / CONFIG_FILE, config_to_dict(config))
-        stored = {"format": FORMAT, **facts}
-        write_json(partial / AGENT_FILE, stored)
-        write_atomic(partial / CARD_FILE, card)
+        params = serialization.msgpack_serialize(variables)
+        write_atomic(partial, partial / PARAMS_FILE, params)  # a folder just made: our own
+        write_json(partial, partial / CONFIG_FILE, config_to_dict(config))
+        write_json(partial, partial / AGENT_FILE, {"format": FORMAT, **facts})
+        write_atomic(partial, partial / CARD_FILE, card)
         write_checksums(partial)
         if folder.exists():
             folder.rmdir()

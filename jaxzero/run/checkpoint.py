@@ -36,9 +36,9 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from jaxzero.core import sharding
-from jaxzero.run import stored_state
+from jaxzero.run import nolink, stored_state
 from jaxzero.run.checksums import CHECKSUMS, damaged_file, write_checksums
-from jaxzero.run.files import FileProblem, check_writable, os_reason
+from jaxzero.run.files import FileProblem, os_reason
 from jaxzero.run.reads import odd_entry
 from jaxzero.run.retention import (
     REMOVED,
@@ -107,6 +107,7 @@ class Checkpointer:
         ``read_only``: only load (an agent), never create or delete anything."""
         self.directory = Path(run_dir).absolute() / CHECKPOINT_DIR
         self.shown = Path(run_dir) / CHECKPOINT_DIR  # as the user named it, for messages
+        self._run_dir = Path(run_dir)
         self._max_to_keep, self._keep_every = max_to_keep, keep_every
         if not read_only:
             self._check_writable()
@@ -147,9 +148,14 @@ class Checkpointer:
                 )
 
     def _check_writable(self) -> None:
-        """CheckpointError now, before any training, when checkpoints cannot be written."""
+        """CheckpointError now, before any training, when checkpoints cannot be written,
+        or when ``checkpoints/``, a step or an entry of one is a symbolic link: orbax
+        writes and deletes there by path (:mod:`jaxzero.run.folder`)."""
+        found = nolink.links_below(self._run_dir, self.shown, depth=2)
+        if found:
+            raise CheckpointError(found)
         try:
-            check_writable(self.shown, "checkpoints")
+            nolink.check_writable(self._run_dir, self.shown, "checkpoints")
         except FileProblem as problem:
             raise CheckpointError(str(problem)) from None
 
@@ -172,12 +178,15 @@ class Checkpointer:
         if self._keep_every and step % self._keep_every == 0 and stored_state.has_agent(state):
             agent = {name: getattr(state, name) for name in AGENT_FIELDS}
             items[AGENT_ITEM] = ocp.args.StandardSave(stored_state.to_storable(agent))
+        found = nolink.links_below(self._run_dir, self.shown, depth=2)  # one planted since
+        if found:
+            raise CheckpointError(f"could not save checkpoint {step}: {found}")
         try:
             empty_removed(self.directory)  # what a crash left there, in the way of a rename
             self._manager.save(step, args=ocp.args.Composite(**items), force=True)
             self._manager.wait_until_finished()
             if sharding.is_main_process():
-                write_checksums(self.directory / str(step))
+                write_checksums(self.directory, self.directory / str(step))
             empty_removed(self.directory)  # the steps retention just moved out
         except Exception as error:  # orbax raises many types for a failed write
             self._retention.release()

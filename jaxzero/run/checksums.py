@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jaxzero.run.files import sha256, write_atomic
+from jaxzero.run.files import sha256
+from jaxzero.run.nolink import write_atomic
 from jaxzero.run.reads import LISTING, FileRefused, odd_entry, read_bytes, sha256_inside
 
 CHECKSUMS = "checksums.sha256"
@@ -22,11 +23,12 @@ def _file_hashes(folder: Path, skip: str = "") -> dict[str, str]:
     return hashes
 
 
-def write_checksums(folder: Path, skip: str = "") -> None:
+def write_checksums(root: Path, folder: Path, skip: str = "") -> None:
     """``folder/checksums.sha256`` for a finished checkpoint step (``sha256sum -c`` reads
-    it); ``skip``: a subfolder left out (one about to be deleted)."""
+    it), never through a link below ``root`` (the run's ``checkpoints/``); ``skip``: a
+    subfolder left out (one about to be deleted)."""
     lines = "".join(f"{h}  {name}\n" for name, h in _file_hashes(folder, skip).items())
-    write_atomic(folder / CHECKSUMS, lines)
+    write_atomic(root, folder / CHECKSUMS, lines)
 
 
 def damaged_file(folder: Path) -> str | None:

@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from jaxzero.measure.statistics import mean_interval, welch_difference
+from jaxzero.run import nolink
 from jaxzero.run.population_report import band
-from jaxzero.run.report import ReportError, plt, read_metrics
+from jaxzero.run.report import ReportError, code_span, file_name, markdown_text, plt, read_metrics
 
 # Not drawn: the row's clock and counters (every arm's grow alike).
 SKIPPED = frozenset({"iteration", "elapsed", "positions_written", "wall_seconds"})
@@ -65,12 +66,25 @@ def write_comparison(out: Path, arms: list[Arm], title: str, lines: list[str]) -
     if not metrics:
         raise ReportError(f"{', '.join(a.name for a in arms)} share no logged metric to compare")
     _claim(out)
-    figures = {metric: _figure(out, metric, series) for metric in metrics}
-    text = [f"# {title}", "", *lines, "", *_last_table(metrics, series)]
+    names = _file_names(metrics)
+    for metric in metrics:
+        _figure(out, metric, series, names[metric])
+    text = [f"# {markdown_text(title)}", "", *lines, "", *_last_table(metrics, series)]
     text += ["", *_differences(metrics, series), ""]
-    text += [f"![{metric}]({name})" for metric, name in figures.items()]
-    (out / "summary.md").write_text("\n".join(text) + "\n")
+    text += [f"![{markdown_text(metric)}]({names[metric]})" for metric in metrics]
+    nolink.write_atomic(out.parent, out / "summary.md", "\n".join(text) + "\n")
     return out
+
+
+def _file_names(metrics: list[str]) -> dict[str, str]:
+    """Each metric's figure file, told apart when two names spell alike as files."""
+    names: dict[str, str] = {}
+    for metric in metrics:
+        name = file_name(metric.replace("/", "_"))
+        while name + ".png" in names.values():
+            name += "_"
+        names[metric] = name + ".png"
+    return names
 
 
 MARK = ".jaxzero-comparison"  # in a folder this module wrote: its files may be replaced
@@ -78,14 +92,19 @@ MARK = ".jaxzero-comparison"  # in a folder this module wrote: its files may be 
 
 def _claim(out: Path) -> None:
     """Make ``out`` ours to write: new, empty, or written by an earlier comparison (its
-    mark); ReportError for any other folder, whose files are never replaced."""
+    mark); ReportError for any other folder, whose files are never replaced, and for a
+    link at ``out`` or in it (the folder the user typed is ``out``'s parent: a study's,
+    or where ``--out`` names it)."""
+    found = nolink.links_below(out.parent, out)
+    if found:
+        raise ReportError(found)
     if out.is_dir() and any(out.iterdir()) and not (out / MARK).is_file():
         raise ReportError(
             f"{out} holds files jaxzero did not write: nothing was changed; name a new "
             "folder with --out"
         )
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARK).write_text("written by jaxzero report; its files are replaced by the next\n")
+    mark = "written by jaxzero report; its files are replaced by the next\n"
+    nolink.write_atomic(out.parent, out / MARK, mark)
 
 
 def _series(run: Path) -> Series:
@@ -105,7 +124,7 @@ def _last(runs: list[Series], metric: str) -> list[float]:
 
 def _last_table(metrics: list[str], series: dict[str, list[Series]]) -> list[str]:
     """A row a metric: each arm's last measurement, mean [95% interval] over its seeds."""
-    heads = [f"{arm} ({len(runs)} seeds)" for arm, runs in series.items()]
+    heads = [f"{markdown_text(arm)} ({len(runs)} seeds)" for arm, runs in series.items()]
     lines = [
         "Each arm's last measurement: the mean over its seeds [95% interval of the mean].",
         "",
@@ -117,7 +136,7 @@ def _last_table(metrics: list[str], series: dict[str, list[Series]]) -> list[str
         for runs in series.values():
             mean, low, high = mean_interval(_last(runs, metric))
             cells.append(f"{mean:.4g} [{low:.4g}, {high:.4g}]" if len(runs) > 1 else f"{mean:.4g}")
-        lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+        lines.append(f"| {markdown_text(metric)} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -133,7 +152,7 @@ def _differences(metrics: list[str], series: dict[str, list[Series]]) -> list[st
         "Differences of the last measurement (first arm minus second), Welch's 95% interval;",
         "an interval that excludes 0 is a difference the seeds' spread does not explain.",
         "",
-        "| metric | " + " | ".join(f"{a} − {b}" for a, b in pairs) + " |",
+        "| metric | " + " | ".join(markdown_text(f"{a} − {b}") for a, b in pairs) + " |",
         "|---|" + "---|" * len(pairs),
     ]
     for metric in metrics:
@@ -141,13 +160,13 @@ def _differences(metrics: list[str], series: dict[str, list[Series]]) -> list[st
         for a, b in pairs:
             diff, low, high = welch_difference(_last(series[a], metric), _last(series[b], metric))
             cells.append(f"{diff:+.4g} [{low:+.4g}, {high:+.4g}]")
-        lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+        lines.append(f"| {markdown_text(metric)} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _figure(out: Path, metric: str, series: dict[str, list[Series]]) -> str:
+def _figure(out: Path, metric: str, series: dict[str, list[Series]], name: str) -> None:
     """``metric`` per arm, mean over its seeds with its band, at the iterations every
-    seed of the arm measured; the file's name."""
+    seed of the arm measured, drawn into ``out/name``."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for i, (arm, runs) in enumerate(series.items()):
         steps = sorted(set.intersection(*(set(s[metric]) for s in runs)))
@@ -160,10 +179,8 @@ def _figure(out: Path, metric: str, series: dict[str, list[Series]]) -> str:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    name = metric.replace("/", "_") + ".png"
-    fig.savefig(out / name, dpi=110)
+    nolink.write_figure(out.parent, out / name, fig, dpi=110)
     plt.close(fig)
-    return name
 
 
 def arms_of(folder: Path, label: str) -> list[Arm]:
@@ -209,10 +226,11 @@ def write_study_report(root: str | Path) -> Path:
         raise ReportError(str(error)) from None
     arms = [arm for name in study.arms for arm in arms_of(study.folder(root, name), name)]
     lines = [
-        f"{len(study.arms)} arms of {study.config.game}, {len(study.seeds)} members each "
-        f"({', '.join(f'`{name}`' for name in study.arms)}), in `{root.name}/arms/NAME`.",
+        f"{len(study.arms)} arms of {markdown_text(study.config.game)}, {len(study.seeds)} "
+        f"members each ({', '.join(map(code_span, study.arms))}), in "
+        f"{code_span(f'{root.name}/arms/NAME')}.",
         "",
-        f"Command: `{study.command}`" if study.command else "",
+        f"Command: {code_span(study.command)}" if study.command else "",
     ]
     return write_comparison(root / "report", arms, f"Study report: {root.name}", lines)
 
@@ -231,5 +249,6 @@ def write_runs_report(folders: list[Path], out: Path) -> Path:
         listed = ", ".join(f"{folder} ({game})" for folder, game in games.items())
         raise ReportError(f"the runs train different games: {listed}; compare one game's")
     arms = [arm for folder in folders for arm in arms_of(folder, folder.name)]
-    lines = [f"{len(arms)} arms of {next(iter(games.values()))}: " + ", ".join(map(str, folders))]
+    game = markdown_text(next(iter(games.values())))
+    lines = [f"{len(arms)} arms of {game}: " + ", ".join(map(markdown_text, folders))]
     return write_comparison(out, arms, "Runs compared", lines)

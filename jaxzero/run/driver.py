@@ -71,10 +71,10 @@ from jaxzero.measure.players import RawPolicyPlayer, evaluation_player
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.probes import ShareJudge
 from jaxzero.run import hooks as hooks_lib
-from jaxzero.run import manifest, signals, ways
+from jaxzero.run import manifest, nolink, signals, ways
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE, read_config_dict, read_config_file
-from jaxzero.run.files import FileProblem, check_writable, json_text, os_reason, write_atomic
+from jaxzero.run.files import FileProblem, json_text, os_reason
 from jaxzero.run.game_records import GAMES_FILE, GameRecorder
 from jaxzero.run.hooks import Hook
 from jaxzero.run.members import (
@@ -165,8 +165,11 @@ def prepare_run_dir(run_dir: Path, config: Config | None, *, resume: bool, force
         run_dir.mkdir(parents=True, exist_ok=True)
         manifest.start(run_dir)  # first: a config.json without it would be no run of ours
         config_file = run_dir / CONFIG_FILE
-        write_atomic(config_file, json_text(config_to_dict(config), config_file))
+        text = json_text(config_to_dict(config), config_file)
+        nolink.write_atomic(run_dir, config_file, text)
         manifest.make_folders(run_dir, run_dir / CHECKPOINT_DIR)
+    except nolink.LinkRefused as error:
+        raise RunDirError(str(error)) from None
     except (OSError, FileProblem) as error:
         raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     return config
@@ -262,11 +265,13 @@ def lock_run_dir(run_dir: Path) -> IO[bytes]:
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         # unbuffered: on a full disk the pid write fails here, never later in close()
-        lock = open(run_dir / LOCK_FILE, "a+b", buffering=0)  # noqa: SIM115 (caller closes)
-    except OSError as error:
+        lock = nolink.open_lock(run_dir, run_dir / LOCK_FILE)
+    except (OSError, FileProblem) as error:
         if made:
             with contextlib.suppress(OSError):
                 run_dir.rmdir()  # only if still empty
+        if isinstance(error, FileProblem):
+            raise RunDirError(str(error)) from None
         raise RunDirError(f"cannot write the run directory {run_dir}: {os_reason(error)}") from None
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -482,10 +487,11 @@ def _ready(
             lock = lock_run_dir(run_dir)
             if made:  # an interrupt before its first checkpoint removes it
                 signals.created(run_dir)
+        refuse_links(run_dir)  # before anything is deleted or written
         config = prepare_run_dir(run_dir, config, resume=resume, force=force)
         if isinstance(trainer, Population) and not resume:
             write_population(run_dir, trainer)
-        check_writable(run_dir / CHECKPOINT_DIR, "checkpoints")  # before any training
+        nolink.check_writable(run_dir, run_dir / CHECKPOINT_DIR, "checkpoints")  # before training
         _check_metrics_file(run_dir)
     except BaseException:
         if made and lock is not None:  # ours alone (we hold its lock): leave nothing
@@ -494,6 +500,24 @@ def _ready(
             lock.close()
         raise
     return config, lock
+
+
+# Below a run's folder, what jaxzero writes and how deep its own entries go (a population's
+# members/K/metrics.jsonl: 2); a link at any of them is refused before anything is written.
+WRITTEN = {
+    CONFIG_FILE: 0, manifest.MANIFEST_FILE: 0, METRICS_FILE: 0, GAMES_FILE: 0,
+    "population.json": 0, "elo.json": 0, CHECKPOINT_DIR: 2, "tb": 1, "report": 1,
+    "members": 3,
+}  # fmt: skip
+
+
+def refuse_links(run_dir: Path) -> None:
+    """RunDirError, nothing written, when a name the run writes below ``run_dir`` (or an
+    entry of its folders) is a symbolic link (:mod:`jaxzero.run.folder`)."""
+    for name, depth in WRITTEN.items():
+        found = nolink.links_below(run_dir, run_dir / name, depth=depth)
+        if found:
+            raise RunDirError(found)
 
 
 def _build(config: Config, given: dict[str, Any]) -> Trainer | Population:

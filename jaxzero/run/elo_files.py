@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from jaxzero.measure.round_robin import ANCHOR, RoundRobin
-from jaxzero.run import manifest
+from jaxzero.run import manifest, nolink
 from jaxzero.run.files import json_text
 
 ELO_FILE = "elo.json"
@@ -79,16 +79,20 @@ def write_elo_files(table: RoundRobin) -> list[tuple[Path, Path | None]]:
             },
             "rows": elo_rows(table, run_dir),
         }
-        path = run_dir / ELO_FILE
-        partial = path.with_name(f".{ELO_FILE}.partial")
-        try:  # the new file whole on disk before the old one is moved aside
-            partial.write_text(json_text(data, path))
-            kept = keep_previous(path)
-            manifest.record(
-                manifest.run_root(run_dir), files=[p for p in (path, kept) if p is not None]
-            )
-            partial.replace(path)
-        finally:
-            partial.unlink(missing_ok=True)
-        written.append((path, kept))
+        path, root = run_dir / ELO_FILE, manifest.run_root(run_dir)
+        written.append((path, _replace(root, path, json_text(data, path))))
     return written
+
+
+def _replace(root: Path, path: Path, text: str) -> Path | None:
+    """``path`` written with ``text`` (never through a link below ``root``), the earlier
+    file moved aside once the new one is whole on disk; where the earlier one went."""
+    kept = None
+
+    def move_aside() -> None:
+        nonlocal kept
+        kept = keep_previous(path)
+        manifest.record(root, files=[p for p in (path, kept) if p is not None])
+
+    nolink.write_atomic(root, path, text, before=move_aside)
+    return kept

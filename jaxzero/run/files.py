@@ -1,8 +1,9 @@
-"""Files of a run directory written so that a failure loses nothing and says why in one line.
+"""Why a file of a run could not be written, in one line; JSON as jaxzero writes it.
 
-write_atomic(run_dir / "config.json", text)      # the old file, or the whole new one
-check_writable(run_dir, "ratings")             # FileProblem now, not after an hour of games
 os_reason(error)        # "No space left on device; the disk is full: free some space"
+json_text(data, path)   # strict JSON, a NaN refused naming the file
+
+Writing itself goes through :mod:`jaxzero.run.folder`, which refuses links.
 """
 
 from __future__ import annotations
@@ -67,23 +68,6 @@ def json_text(data: object, path: Path) -> str:
         ) from None
 
 
-def write_json(path: Path, data: object) -> None:
-    """:func:`write_atomic` of ``data`` as strict JSON (:func:`json_text`)."""
-    write_atomic(path, json_text(data, path))
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` by ``data`` all at once: a crash or a full disk leaves the old
-    file (or none), never half of the new one."""
-    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
-    try:
-        partial.write_bytes(data.encode() if isinstance(data, str) else data)
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-
-
 def sha256(path: Path) -> str:
     """The sha256 of ``path``'s bytes (hex), read a megabyte at a time."""
     digest = hashlib.sha256()
@@ -91,14 +75,3 @@ def sha256(path: Path) -> str:
         for block in iter(functools.partial(file.read, 1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def check_writable(folder: Path, what: str) -> None:
-    """FileProblem unless files can be created in ``folder`` (made if missing)."""
-    probe = folder / f".write-test-{os.getpid()}"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe.write_bytes(b"jaxzero")
-        probe.unlink()
-    except OSError as error:
-        raise FileProblem(f"cannot write {what} in {folder}: {os_reason(error)}") from None

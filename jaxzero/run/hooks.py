@@ -37,9 +37,9 @@ from jaxzero.measure.evaluation import Evaluation, SoloEvaluation
 from jaxzero.measure.gate import Gate, copy_variables
 from jaxzero.measure.match import MatchResult
 from jaxzero.measure.solo import SoloResult
-from jaxzero.run import manifest
+from jaxzero.run import manifest, nolink
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.files import FileProblem, os_reason, write_atomic
+from jaxzero.run.files import FileProblem, os_reason
 from jaxzero.run.reads import FileRefused, read_lines
 
 Array = jax.Array
@@ -393,8 +393,14 @@ class JsonlWriter:
     path: Path
     _file: Any = None
 
+    @property
+    def _root(self) -> Path:
+        """The folder given, below which no link is followed: the run's (a member's
+        ``RUN/members/K/metrics.jsonl`` is below its population's)."""
+        return manifest.run_root(self.path.parent)
+
     def start(self, state: Any) -> None:
-        if not self.path.exists():
+        if not os.path.lexists(self.path):
             return
         restored = int(state.iteration)
         try:  # a line at a time, each bounded (jaxzero.run.reads)
@@ -405,7 +411,8 @@ class JsonlWriter:
             raise FileProblem(f"cannot read {self.path}: {os_reason(error)}") from None
         kept = [line for line in lines if line is not None and _row_iteration(line) <= restored]
         if len(kept) < len(lines):
-            write_atomic(self.path, b"".join(line + b"\n" for line in kept))
+            data = b"".join(line + b"\n" for line in kept)
+            nolink.write_atomic(self._root, self.path, data)
 
     def __call__(self, step: Step) -> None:
         row = step.record()
@@ -423,7 +430,7 @@ class JsonlWriter:
             if self._file is None:
                 if not os.path.lexists(self.path):
                     manifest.record(manifest.run_root(self.path.parent), files=[self.path])
-                self._file = open(self.path, "a")  # noqa: SIM115 (closed by close())
+                self._file = nolink.open_append(self._root, self.path)
             self._file.write(json.dumps(data, allow_nan=False) + "\n")
             self._file.flush()
         except OSError as error:
@@ -467,7 +474,7 @@ class TensorBoardWriter:
             from tensorboardX import SummaryWriter  # heavy import, kept off `import jaxzero`
 
             run_dir = self.directory.parent
-            manifest.make_folders(run_dir, self.directory)
+            manifest.make_folders(run_dir, self.directory)  # LinkRefused: a link at tb/
             before = set(os.listdir(self.directory))
             self._writer = SummaryWriter(str(self.directory))
             made = set(os.listdir(self.directory)) - before  # its event file

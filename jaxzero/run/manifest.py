@@ -54,7 +54,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 
-from jaxzero.run.files import FileProblem, os_reason, write_atomic
+from jaxzero.run import nolink
+from jaxzero.run.files import FileProblem, os_reason
 
 MANIFEST_FILE = ".jaxzero-run.json"
 FORMAT = 1
@@ -149,7 +150,7 @@ def start(run_dir: Path) -> None:
 def _write(run_dir: Path, manifest: Manifest) -> None:
     data = {"format": FORMAT, "jaxzero": version()}
     data |= {kind: sorted(getattr(manifest, kind)) for kind in KINDS}
-    write_atomic(run_dir / MANIFEST_FILE, json.dumps(data, indent=1) + "\n")
+    nolink.write_atomic(run_dir, run_dir / MANIFEST_FILE, json.dumps(data, indent=1) + "\n")
 
 
 def run_root(folder: Path) -> Path:
@@ -222,14 +223,10 @@ def _update(run_dir: Path, change) -> None:
 
 
 def make_folders(run_dir: Path, folder: Path) -> None:
-    """``folder`` (inside ``run_dir``) and its missing parents made, each one made
-    recorded: only a folder jaxzero made is ever removed."""
-    made = []
-    for part in reversed([folder, *folder.parents]):
-        if part != run_dir and run_dir in part.parents and not os.path.lexists(part):
-            part.mkdir()
-            made.append(part)
-    record(run_dir, folders=made)
+    """``folder`` (inside ``run_dir``) and its missing parents made, never through a link
+    (:class:`~jaxzero.run.nolink.LinkRefused`), each one made recorded: only a folder
+    jaxzero made is ever removed."""
+    record(run_dir, folders=nolink.make_folders(run_dir, folder))
 
 
 # --- what --force deletes -------------------------------------------------------------

@@ -34,8 +34,8 @@ from jaxzero.core import sharding
 from jaxzero.core.config import config_to_dict, flatten
 from jaxzero.core.population import Population
 from jaxzero.run import manifest
-from jaxzero.run.files import write_json
 from jaxzero.run.hooks import FINITE, Diverged, FiniteGuard, JsonlWriter, MetricsRow, Step
+from jaxzero.run.nolink import write_json
 from jaxzero.run.reads import read_json
 
 POPULATION_FILE = "population.json"
@@ -149,7 +149,7 @@ def record_diverged(run_dir: Path, population: Population, diverged_at: dict[int
             }
             for k, iteration in sorted(diverged_at.items())
         ]
-    write_json(path, data)
+    write_json(run_dir, path, data)
 
 
 def write_population(run_dir: Path, population: Population) -> None:
@@ -159,12 +159,12 @@ def write_population(run_dir: Path, population: Population) -> None:
         "hyper": {k: list(v) for k, v in population.hyper.items()},
     }
     manifest.record(run_dir, files=[run_dir / POPULATION_FILE])
-    write_json(run_dir / POPULATION_FILE, data)
+    write_json(run_dir, run_dir / POPULATION_FILE, data)
     for k, config in enumerate(population.members):
         folder = member_folder(run_dir, k)
         manifest.make_folders(run_dir, folder)
         manifest.record(run_dir, files=[folder / "config.json"])
-        write_json(folder / "config.json", config_to_dict(config))
+        write_json(run_dir, folder / "config.json", config_to_dict(config))
 
 
 def check_members(run_dir: Path, population: Population) -> None:

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from jaxzero.measure.statistics import t975
-from jaxzero.run import manifest
+from jaxzero.run import manifest, nolink
 from jaxzero.run.members import diverged_description, member_folder, read_diverged, read_population
-from jaxzero.run.report import ReportError, plt, read_metrics, record_report
+from jaxzero.run.report import ReportError, markdown_text, plt, read_metrics, record_report
 
 # The metrics drawn, when logged: what tells arms apart in training.
 METRICS = (
@@ -72,7 +72,7 @@ def write_population_report(run_dir: Path) -> Path:
     grouped = arms(hyper, len(seeds))
     names = [m for m in METRICS if all(m in row for r in rows.values() for row in r[:logged])]
     lines = [
-        f"# Population report: {run_dir.name}",
+        f"# Population report: {markdown_text(run_dir.name)}",
         "",
         f"{len(seeds)} members in {len(grouped)} arms; last logged iteration "
         f"{int(iterations[-1])}. Each value: the arm's mean over its seeds, ± the half-width "
@@ -80,9 +80,10 @@ def write_population_report(run_dir: Path) -> Path:
         "",
     ]
     if diverged:
-        lines += [f"Diverged (left out of their arms): {_diverged_list(run_dir, diverged)}.", ""]
+        shown = markdown_text(_diverged_list(run_dir, diverged))
+        lines += [f"Diverged (left out of their arms): {shown}.", ""]
     lines += [
-        "| arm | seeds | " + " | ".join(names) + " |",
+        "| arm | seeds | " + " | ".join(map(markdown_text, names)) + " |",
         "|---|---|" + "---|" * len(names),
     ]
     series = {
@@ -100,7 +101,7 @@ def write_population_report(run_dir: Path) -> Path:
     lines += [*_table(grouped, series), ""]
     lines += _figures(run_dir, out, grouped, series, iterations)
     record_report(run_dir, out, ["summary.md"])
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    nolink.write_atomic(run_dir, out / "summary.md", "\n".join(lines) + "\n")
     return out
 
 
@@ -109,13 +110,14 @@ def _table(grouped: dict[str, list[int]], series: dict[str, np.ndarray]) -> list
     lines = []
     for arm, members in grouped.items():
         if not members:
-            lines.append(f"| {arm} | 0 (diverged) | " + " | ".join("—" for _ in series) + " |")
+            shown = markdown_text(arm)
+            lines.append(f"| {shown} | 0 (diverged) | " + " | ".join("—" for _ in series) + " |")
             continue
         cells = []
         for values in series.values():
             mean, half = band(values[members][:, -1:])
             cells.append(f"{mean[0]:.3g} ± {half[0]:.2g}")
-        lines.append(f"| {arm} | {len(members)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {markdown_text(arm)} | {len(members)} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -141,8 +143,8 @@ def _figures(
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        record_report(run_dir, out, [f"{name}.png"])
-        fig.savefig(out / f"{name}.png", dpi=110)
+        record_report(run_dir, out, [f"{name}.png"])  # name: one of METRICS
+        nolink.write_figure(run_dir, out / f"{name}.png", fig, dpi=110)
         plt.close(fig)
         lines.append(f"![{name}]({name}.png)")
     return lines

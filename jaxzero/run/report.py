@@ -9,6 +9,7 @@ whose metrics the run never logged is skipped, so any run directory can be repor
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,9 +20,9 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from jaxzero.run import manifest  # noqa: E402
+from jaxzero.run import manifest, nolink  # noqa: E402
 from jaxzero.run.elo_files import ELO_FILE  # noqa: E402  (written by `jaxzero eval`)
-from jaxzero.run.files import FileProblem, check_writable, os_reason  # noqa: E402
+from jaxzero.run.files import FileProblem, os_reason  # noqa: E402
 from jaxzero.run.game_records import (  # noqa: E402
     GAMES_FILE,
     SELF_PLAY,
@@ -57,6 +58,31 @@ FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {
 
 class ReportError(RuntimeError):
     """The run directory cannot be reported; the message says why."""
+
+
+_ESCAPED = re.compile(r"([\\`*\[\]|~!#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+
+
+def markdown_text(text: object) -> str:
+    """``text`` (a name, a label, a message from a file) as literal Markdown text: no
+    HTML, link, image, emphasis, table cell or heading of its own, on one line."""
+    text = " ".join(str(text).replace("\x00", "\ufffd").split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _ESCAPED.sub(r"\\\1", text)
+    text = re.sub(r"^(\d+)([.)])", r"\1\\\2", text)  # not a list item
+    return re.sub(r"^([-+=])", r"\\\1", text)
+
+
+def code_span(text: object) -> str:
+    """``text`` as one Markdown code span (a command line), whatever backticks it holds."""
+    text = " ".join(str(text).replace("\x00", "\ufffd").split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def file_name(name: str) -> str:
+    """A metric's name as a file name of a report: letters, digits, ``._-`` only."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "metric"
 
 
 def read_metrics(run_dir: Path) -> tuple[list[dict[str, float]], list[int]]:
@@ -123,7 +149,9 @@ def _series(rows: list[dict[str, float]], name: str) -> tuple[list[float], list[
     return xs, ys
 
 
-def _elo_figure(path: Path, elo_rows: list[dict[str, float]], promotions: list[float]) -> None:
+def _elo_figure(
+    run_dir: Path, path: Path, elo_rows: list[dict[str, float]], promotions: list[float]
+) -> None:
     """The run's Elo per checkpoint with its 95% band, the fixed opponents as dashed
     horizontal lines (their fit over the same round robin), promotions as grey lines."""
     xs, elo = _series(elo_rows, "elo")
@@ -154,7 +182,7 @@ def _elo_figure(path: Path, elo_rows: list[dict[str, float]], promotions: list[f
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    nolink.write_figure(run_dir, path, fig, dpi=110)
     plt.close(fig)
 
 
@@ -179,7 +207,7 @@ def write_report(run_dir: str | Path) -> Path:
     out = run_dir / "report"
     try:
         manifest.make_folders(manifest.run_root(run_dir), out)
-        check_writable(out, "the report")
+        nolink.check_writable(run_dir, out, "the report")
         return _write_report(run_dir, out, rows, skipped, elo_rows)
     except FileProblem as problem:
         raise ReportError(str(problem)) from None
@@ -205,17 +233,17 @@ def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(out / filename, dpi=110)
+        nolink.write_figure(run_dir, out / filename, fig, dpi=110)
         plt.close(fig)
         made.append(filename)
     if elo_rows:
         record_report(run_dir, out, ["elo.png"])
-        _elo_figure(out / "elo.png", elo_rows, promotions)
+        _elo_figure(run_dir, out / "elo.png", elo_rows, promotions)
         made.append("elo.png")
     lines = _summary(run_dir, rows, skipped, elo_rows, names, promotions, made)
     lines += _game_strips(run_dir, out)
     record_report(run_dir, out, ["summary.md"])
-    (out / "summary.md").write_text("\n".join(lines))
+    nolink.write_atomic(run_dir, out / "summary.md", "\n".join(lines))
     return out
 
 
@@ -239,14 +267,14 @@ def _summary(run_dir, rows, skipped, elo_rows, names, promotions, made) -> list[
         if "elo" in r
     ]
     lines = [
-        f"# Run report: {run_dir.name}",
+        f"# Run report: {markdown_text(run_dir.name)}",
         "",
         f"{len(rows)} logged iterations, last at iteration {int(last['iteration'])} "
         f"after {last.get('elapsed') or 0:.0f} s of this invocation.",
         "",
         "| metric | last value |",
         "|---|---|",
-        *[f"| {n} | {_shown(last[n])} |" for n in names if n in last],
+        *[f"| {markdown_text(n)} | {_shown(last[n])} |" for n in names if n in last],
         "",
         *(
             [f"Arena gate: {len(promotions)} promotions in {len(arena_rows)} matches.", ""]
@@ -293,14 +321,14 @@ def _game_strips(run_dir: Path, out: Path) -> list[str]:
         return [
             "## Games",
             "",
-            f"Not drawn: the game {game} is code that a report does not import.",
+            f"Not drawn: the game {markdown_text(game)} is code that a report does not import.",
             "",
         ]
     try:
         env = envs.make(game)
         games = chosen_games(read_games(run_dir, env.num_actions))
     except (ValueError, TypeError) as error:
-        return ["## Games", "", f"Not drawn: {error}.", ""]
+        return ["## Games", "", f"Not drawn: {markdown_text(error)}.", ""]
     lines = ["## Games", ""]
     step = jax.jit(env.step)
     for number, recorded in enumerate(games, start=1):
@@ -308,9 +336,10 @@ def _game_strips(run_dir: Path, out: Path) -> list[str]:
         try:
             svg = strip_svg(env, recorded, step=step)
         except ValueError as error:
-            lines += [f"{recorded.label}: not drawn ({error}).", ""]
+            lines += [f"{markdown_text(recorded.label)}: not drawn ({markdown_text(error)}).", ""]
             continue
         record_report(run_dir, out, [name])
-        (out / name).write_text(svg)
-        lines += [f"{recorded.label}", "", f"![{recorded.label}]({name})", ""]
+        nolink.write_atomic(run_dir, out / name, svg)
+        label = markdown_text(recorded.label)
+        lines += [label, "", f"![{label}]({name})", ""]
     return lines

@@ -120,7 +120,7 @@ def lighten_history(directory: Path, history: Sequence[int]) -> None:
             continue
         if damaged_file(folder) is None:
             try:
-                write_checksums(folder, skip=STATE_ITEM)
+                write_checksums(directory, folder, skip=STATE_ITEM)
             except OSError:
                 continue  # kept whole; the next save tries again
             shutil.rmtree(folder / STATE_ITEM, ignore_errors=True)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from jaxzero.core.config import Config, apply_overrides, config_from_dict, config_to_dict
 from jaxzero.core.population import TRACED
-from jaxzero.run.files import write_atomic
+from jaxzero.run import nolink
 from jaxzero.run.reads import read_json
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ def write_study(root: Path, study: Study) -> None:
         "config": config_to_dict(study.config), "arms": study.arms, "seeds": study.seeds,
         "hyper": study.hyper, "command": study.command,
     }  # fmt: skip
-    write_atomic(root / STUDY_FILE, json.dumps(data, indent=1) + "\n")
+    nolink.write_atomic(root, root / STUDY_FILE, json.dumps(data, indent=1) + "\n")
 
 
 def read_study(root: Path) -> Study:
@@ -321,7 +321,7 @@ def train_study(
         ValueError: an unreadable ``study.json``, an unknown ``only``, ``jobs`` not
             between 1 and the CPUs, or what :func:`jaxzero.train` refuses.
     """
-    from jaxzero.run.driver import holds_run, train
+    from jaxzero.run.driver import RunDirError, holds_run, train
 
     root = Path(root)
     groups = cpu_shares(jobs)  # a bad count refused before anything is written
@@ -339,6 +339,10 @@ def train_study(
     results: dict[str, TrainResult | int] = {}
     for name in names:
         arm = study.folder(root, name)
+        try:  # the study's folder is the one given: an arm below it is never a link
+            nolink.check(root, arm)
+        except nolink.LinkRefused as error:
+            raise RunDirError(str(error)) from None
         again = holds_run(arm) and not force  # an arm already started: resumed
         shown = ", ".join(f"{key}={value}" for key, value in study.arms[name].items())
         log(f"arm {name} ({shown}) in {arm}")
