@@ -4,7 +4,8 @@
 twogtp or gomill can use the agent. Supported commands: protocol_version, name, version,
 known_command, list_commands, boardsize, clear_board, komi, play, genmove, undo,
 showboard, final_score, quit. A malformed or illegal command gets a GTP error
-(``? message``) and the engine keeps running.
+(``? message``) and the engine keeps running; so does a line longer than
+:data:`LINE_LIMIT` bytes, read past in pieces of that size (memory never holds it).
 
 Our Go env alternates colours strictly. GTP controllers may ask for two moves of one
 colour in a row (e.g. after a handicap); the engine then inserts a pass for the other
@@ -49,6 +50,7 @@ COMMANDS = (
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
 # GTP 2 preprocessing drops the ASCII control characters but HT (LF ends the line).
 CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
+LINE_LIMIT = 1 << 16  # bytes of a command line: a few words, a comment
 
 
 class GtpError(Exception):
@@ -259,18 +261,34 @@ class GtpEngine:
         reads bytes (``stdin.buffer`` when ``stdin`` is a text stream over one, as
         ``sys.stdin`` is, which would decode strictly) and decodes each line itself, an
         undecodable byte becoming U+FFFD (so garbage is an unknown command); replies go
-        out ASCII, to a text or a binary ``stdout``."""
-        for line in _lines(stdin):
-            response, done = self.respond(line)
+        out ASCII, to a text or a binary ``stdout``. A line longer than
+        :data:`LINE_LIMIT` is answered with an error, not read whole."""
+        for line, whole in _lines(stdin):
+            response, done = self.respond(line) if whole else (_too_long(line), False)
             if response is not None:
                 _write(stdout, response)
             if done:
                 return
 
 
-def _lines(stream: TextIO | BinaryIO) -> Iterator[str]:
-    for line in getattr(stream, "buffer", stream):
-        yield line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+def _lines(stream: TextIO | BinaryIO) -> Iterator[tuple[str, bool]]:
+    """(line, whether it is whole) for each line of ``stream``, read :data:`LINE_LIMIT`
+    at a time: a longer line gives its first piece and False, the rest read past."""
+    source = getattr(stream, "buffer", stream)
+    while line := source.readline(LINE_LIMIT + 1):
+        whole = len(line) <= LINE_LIMIT or line[-1:] in (b"\n", "\n")
+        if not whole:
+            while (rest := source.readline(LINE_LIMIT)) and rest[-1:] not in (b"\n", "\n"):
+                pass  # the rest of the line, a piece at a time
+        yield line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line, whole
+
+
+def _too_long(start: str) -> str:
+    """The error for a command line longer than :data:`LINE_LIMIT` that starts with
+    ``start`` (its id, if it has one, answered)."""
+    words = CONTROL.sub("", start).replace("\t", " ").split(" ", 1)
+    ident = words[0] if _is_int(words[0]) else ""
+    return f"?{ident} command line longer than {LINE_LIMIT} bytes\n\n"
 
 
 def _write(stream: TextIO | BinaryIO, text: str) -> None:
