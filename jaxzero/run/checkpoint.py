@@ -75,6 +75,8 @@ __all__ = [
 ]
 
 CHECKPOINT_DIR = "checkpoints"
+# What a step holds beyond its arrays' bytes: orbax's metadata, the config, the checksums.
+SLACK = 64 << 20
 
 
 class CheckpointError(RuntimeError):
@@ -114,6 +116,7 @@ class Checkpointer:
         self._retention = Retention(self.directory, max_to_keep, keep_every)
         self._read_only = read_only
         self._holding: list[int] = []  # folders this reader holds (_hold)
+        self._most_bytes: int | None = None  # what a step may hold (expect)
         keeping = {
             "preservation_policy": self._retention,
             "todelete_subdir": REMOVED,  # a step leaves at once (a rename), never half
@@ -158,6 +161,14 @@ class Checkpointer:
             nolink.check_writable(self._run_dir, self.shown, "checkpoints")
         except FileProblem as problem:
             raise CheckpointError(str(problem)) from None
+
+    def expect(self, abstract_state: Any) -> None:
+        """Bound the bytes a step may hold by the arrays of ``abstract_state`` (twice their
+        size, and :data:`SLACK`): a step stuffed with a huge file is then refused before
+        its bytes are hashed."""
+        leaves = jax.tree.leaves(stored_state.saved_part(abstract_state))
+        arrays = sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize for x in leaves)
+        self._most_bytes = 2 * arrays + SLACK
 
     def steps(self) -> list[int]:
         return list(self._manager.all_steps())
@@ -216,6 +227,7 @@ class Checkpointer:
 
     def restore(self, abstract_state: Any, step: int | None = None) -> tuple[Any, dict[str, Any]]:
         """Read checkpoint ``step`` (default: the latest) shaped like ``abstract_state``."""
+        self.expect(abstract_state)
         step = self._check_step(step)
         if not self.is_whole(step):
             raise CheckpointError(
@@ -281,6 +293,7 @@ class Checkpointer:
         """Only the named top-level fields of checkpoint ``step``, as a dict shaped like
         those fields of ``abstract_state``: an agent needs its parameters, not the replay
         buffer, and reads them whatever else the saved state holds."""
+        self.expect(abstract_state)
         step = self._check_step(step)
         wanted = {name: getattr(abstract_state, name) for name in fields}
         agent = set(fields) <= set(AGENT_FIELDS) and (self._at_abs(step) / AGENT_ITEM).exists()
@@ -320,10 +333,10 @@ class Checkpointer:
             )
         if self._read_only:  # a reader, maybe of a run still training
             self._hold(step)
-        damaged = damaged_file(self.directory / str(step))
+        damaged = damaged_file(self.directory / str(step), self._most_bytes)
         if damaged is not None:  # or changed by the run training meanwhile: a second look
             self._unless_removed(step)
-            damaged = damaged_file(self.directory / str(step))
+            damaged = damaged_file(self.directory / str(step), self._most_bytes)
         if damaged is not None:
             self._unless_removed(step)
             raise CheckpointError(
@@ -367,7 +380,7 @@ class Checkpointer:
     def _fallback(self, step: int) -> str:
         """What to do instead of loading the damaged checkpoint ``step``."""
         here = [s for s in self.steps() if s < step and self._at_abs(s).is_dir()]
-        intact = [s for s in here if not damaged_file(self._at(s))]
+        intact = [s for s in here if not damaged_file(self._at(s), self._most_bytes)]
         if not intact:
             return "no earlier checkpoint is intact: start a new run"
         if not self.is_whole(intact[-1]):

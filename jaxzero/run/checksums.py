@@ -31,15 +31,24 @@ def write_checksums(root: Path, folder: Path, skip: str = "") -> None:
     write_atomic(root, folder / CHECKSUMS, lines)
 
 
-def damaged_file(folder: Path) -> str | None:
+def damaged_file(folder: Path, most_bytes: int | None = None) -> str | None:
     """What is wrong with checkpoint ``folder``, in words ("NAME does not match its
     checksum", "NAME is missing", "PATH is a FIFO, not a regular file"), None when nothing.
     Every entry must be a folder or a regular file inside it (:func:`odd_entry`: checked
     before orbax opens one). A step without checksums (written by an older jaxzero, or
-    killed between orbax's commit and the checksums) counts as intact."""
+    killed between orbax's commit and the checksums) counts as intact. With
+    ``most_bytes``, a step whose files hold more is damaged before a byte is hashed (a
+    sparse file of a terabyte would take an hour to hash)."""
     odd = odd_entry(folder)
     if odd is not None:
         return odd
+    if most_bytes is not None:
+        held = sum(p.lstat().st_size for p in folder.rglob("*") if p.is_file())
+        if held > most_bytes:
+            return (
+                f"its files hold {held:,} bytes, more than the {most_bytes:,} a checkpoint of "
+                "this run holds"
+            )
     try:  # a listing names every file of the step: a few kB
         text = read_bytes(folder / CHECKSUMS, folder, LISTING).decode(errors="replace")
     except FileNotFoundError:
@@ -52,7 +61,7 @@ def damaged_file(folder: Path) -> str | None:
         expected[name] = digest
     for name, digest in expected.items():  # only those listed: others may come and go
         try:
-            if sha256_inside(folder / name, folder) != digest:
+            if sha256_inside(folder / name, folder, most_bytes) != digest:
                 return f"{name} does not match its checksum"
         except FileRefused as error:
             return f"{name} is missing" if (folder / name).is_dir() else str(error)

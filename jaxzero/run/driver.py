@@ -607,6 +607,7 @@ def _initial_state(
     else:
         fresh = functools.partial(trainer.init, jax.random.key(seed))
     if resume:
+        checkpointer.expect(jax.eval_shape(fresh))  # before a step's bytes are hashed
         if checkpointer.latest_step() is not None:
             _check_config_unchanged(trainer.config, checkpointer)
         try:

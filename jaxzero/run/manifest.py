@@ -287,8 +287,12 @@ def remove_run_files(run_dir: Path) -> None:
         for parts in steps:
             _remove_step(root, parts)
         _remove_empty(root, [CHECKPOINTS, ORBAX_REMOVED])
+        by_folder: dict[tuple[str, ...], list[str]] = {}
         for entry in entries.files:
-            _remove_file(root, entry.split("/"))
+            *where, name = entry.split("/")
+            by_folder.setdefault(tuple(where), []).append(name)
+        for where, names in by_folder.items():  # each folder listed once, not once a file
+            _remove_files(root, where, names)
         for entry in sorted(entries.folders, key=lambda f: -f.count("/")):  # deepest first
             _remove_empty(root, entry.split("/"))
         _remove_file(root, [MANIFEST_FILE])
@@ -380,14 +384,20 @@ def _unlink_file(fd: int, name: str) -> None:
 
 def _remove_file(root: int, parts: Sequence[str]) -> None:
     """The regular file ``parts``, and what a crashed atomic write of it left."""
-    with _folder(root, parts[:-1]) as fd:
+    _remove_files(root, parts[:-1], [parts[-1]])
+
+
+def _remove_files(root: int, parts: Sequence[str], names: Sequence[str]) -> None:
+    """The regular files ``names`` in folder ``parts``, and what crashed atomic writes of
+    them left (``.NAME.partial*``)."""
+    with _folder(root, parts) as fd:
         if fd is None:
             return
-        name = parts[-1]
-        _unlink_file(fd, name)
-        for other in os.listdir(fd):
-            if other.startswith(f".{name}.partial"):
-                _unlink_file(fd, other)
+        wanted = set(names)
+        for name in os.listdir(fd):
+            partial = name.startswith(".") and ".partial" in name
+            if name in wanted or partial and name[1:].split(".partial")[0] in wanted:
+                _unlink_file(fd, name)
 
 
 def _remove_empty(root: int, parts: Sequence[str]) -> None:
