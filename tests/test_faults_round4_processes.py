@@ -8,12 +8,17 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import jax.numpy as jnp
+import pytest
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
+from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
+from jaxzero.run import ways
 from jaxzero.run.study import make_study, typed_trust
 
 runner = CliRunner()
@@ -155,3 +160,61 @@ def test_members_leave_a_population_over_the_cores_with_no_collective(tmp_path):
     result = json.loads(output.split("RESULT ", 1)[1].splitlines()[0])
     assert result["compiled"] > 0 and result["collective"] == [], result
     assert result["same"] and result["devices"] == 1, result
+
+
+class _Quick:
+    """A population whose iteration costs nothing: what choose() measures."""
+
+    def init(self):
+        return jnp.zeros(())
+
+    def iteration(self, state):
+        return state + 1, {}, {}
+
+
+def _ttt():
+    return apply_overrides(get_preset("tic_tac_toe"), dict(item.split("=") for item in TINY))
+
+
+@pytest.mark.parametrize(
+    "cached",
+    ["5", "[1, 2]", '{"devices": 1}', "{KEY: 5}", "{KEY: [1, 2]}", '{KEY: {"devices": 1}}',
+     '{KEY: {"devices": "x", "at_once": 1}}', '{KEY: {"devices": 1e400, "at_once": 1}}',
+     "\xff\xfe not text", "{"],
+)  # fmt: skip
+def test_a_corrupt_ways_cache_is_no_cache(tmp_path, monkeypatch, cached):
+    """LOW: whatever population_ways.json holds, the way is measured again and the file
+    rewritten whole; no traceback."""
+    monkeypatch.delenv(ways.AT_ONCE_VAR, raising=False)
+    config, cache = _ttt(), tmp_path / "population_ways.json"
+    key = ways._key(config, 2, None)
+    cache.write_bytes(cached.replace("KEY", json.dumps(key)).encode("latin-1"))
+    said: list[str] = []
+    way = ways.choose(config, seeds=[0, 1], cache=cache, build=lambda c, **k: _Quick(),
+                      log=said.append)  # fmt: skip
+    assert way in ways.candidates(2) and "measured a move" in said[0], said
+    entry = json.loads(cache.read_text())[key]
+    assert (entry["devices"], entry["at_once"]) == (way.devices, way.at_once)
+
+
+def test_a_fifo_for_the_ways_cache_never_blocks(tmp_path, monkeypatch):
+    """LOW: a FIFO where the cache is expected is no cache (refused without opening it to
+    wait for a writer), and is replaced by the measured answer."""
+    monkeypatch.delenv(ways.AT_ONCE_VAR, raising=False)
+    cache = tmp_path / "population_ways.json"
+    os.mkfifo(cache)
+    found: list[ways.Way] = []
+    config = _ttt()
+    choose = threading.Thread(
+        target=lambda: found.append(
+            ways.choose(config, seeds=[0, 1], cache=cache, build=lambda c, **k: _Quick())
+        ),
+        daemon=True,
+    )
+    choose.start()
+    choose.join(20)
+    if choose.is_alive():  # blocked opening the FIFO: a writer lets it go on
+        os.close(os.open(cache, os.O_WRONLY | os.O_NONBLOCK))
+        choose.join(60)
+        pytest.fail("choose() waited on a FIFO")
+    assert found and json.loads(cache.read_text())[ways._key(config, 2, None)]

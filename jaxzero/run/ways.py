@@ -39,6 +39,7 @@ from jax._src import xla_bridge
 
 from jaxzero.core.config import Config, apply_overrides, config_to_dict
 from jaxzero.core.population import Population, make_population
+from jaxzero.run.reads import SMALL, read_json
 
 HOST_DEVICES_VAR = "JAXZERO_HOST_DEVICES"  # cores as CPU devices: a count, or 1 (off)
 AT_ONCE_VAR = "JAXZERO_MEMBERS_AT_ONCE"  # a way set by hand: members vmapped together
@@ -137,12 +138,10 @@ def choose(
         return ways[0]
     cache = cache or default_cache()
     key = _key(config, members, hyper)
-    known = _read(cache).get(key)
-    if known is not None:
-        way = Way(int(known["devices"]), int(known["at_once"]))
-        if way in ways:
-            log(f"{way} (measured before, {cache})")
-            return way
+    known = _known(_read(cache).get(key))
+    if known in ways:
+        log(f"{known} (measured before, {cache})")
+        return known
     probe = _probe(config)
     times = {}
     for way in ways:
@@ -199,11 +198,25 @@ def _key(config: Config, members: int, hyper: Mapping[str, Any] | None) -> str:
 
 
 def _read(cache: Path) -> dict[str, Any]:
+    """The cache's entries; {} for a file that is not jaxzero's JSON object (a FIFO, a
+    device or a huge file is refused unread): a broken cache is no cache, measured again
+    and rewritten."""
     try:
-        data = json.loads(cache.read_text())
+        data = read_json(cache, cache.parent, SMALL)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _known(entry: Any) -> Way | None:
+    """The way an entry of the cache names, or None for one jaxzero did not write."""
+    try:
+        devices, at_once = entry["devices"], entry["at_once"]
+    except (TypeError, KeyError, IndexError):
+        return None
+    if not all(type(n) is int for n in (devices, at_once)):  # no bool, float or text
+        return None
+    return Way(devices, at_once)
 
 
 def _write(cache: Path, key: str, value: dict[str, Any]) -> None:
