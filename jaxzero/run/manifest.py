@@ -289,10 +289,10 @@ def remove_run_files(run_dir: Path) -> None:
         _remove_empty(root, [CHECKPOINTS, ORBAX_REMOVED])
         by_folder: dict[tuple[str, ...], list[str]] = {}
         for entry in entries.files:
-            *where, name = entry.split("/")
-            by_folder.setdefault(tuple(where), []).append(name)
-        for where, names in by_folder.items():  # each folder listed once, not once a file
-            _remove_files(root, where, names)
+            folder, _, name = entry.rpartition("/")
+            by_folder.setdefault(tuple(folder.split("/")) if folder else (), []).append(name)
+        for parts, names in by_folder.items():  # each folder listed once, not once a file
+            _remove_files(root, parts, names)
         for entry in sorted(entries.folders, key=lambda f: -f.count("/")):  # deepest first
             _remove_empty(root, entry.split("/"))
         _remove_file(root, [MANIFEST_FILE])
