@@ -291,8 +291,8 @@ def remove_run_files(run_dir: Path) -> None:
         for entry in entries.files:
             folder, _, name = entry.rpartition("/")
             by_folder.setdefault(tuple(folder.split("/")) if folder else (), []).append(name)
-        for parts, names in by_folder.items():  # each folder listed once, not once a file
-            _remove_files(root, parts, names)
+        for place, names in by_folder.items():  # each folder listed once, not once a file
+            _remove_files(root, place, names)
         for entry in sorted(entries.folders, key=lambda f: -f.count("/")):  # deepest first
             _remove_empty(root, entry.split("/"))
         _remove_file(root, [MANIFEST_FILE])
