@@ -240,7 +240,7 @@ def _game(line: bytes, moves_limit: int) -> RecordedGame | None:
     moves, players, returns = row.get("moves"), row.get("players"), row.get("returns")
     if not (_whole(iteration, _ITERATION_LIMIT) and _name(kind)):
         return None
-    if not (isinstance(moves, list) and all(_whole(m, moves_limit) for m in moves)):
+    if not (isinstance(moves, list) and _actions(moves, moves_limit)):
         return None
     if not (isinstance(returns, list) and returns and all(map(_finite, returns))):
         return None
@@ -260,6 +260,12 @@ def _game(line: bytes, moves_limit: int) -> RecordedGame | None:
 def _whole(value: Any, limit: int) -> bool:
     """A whole number in [0, ``limit``) (JSON's ``true`` is not one)."""
     return type(value) is int and 0 <= value < limit
+
+
+def _actions(moves: list[Any], limit: int) -> bool:
+    """Whether every move is a whole number in [0, ``limit``) (type and range checked in
+    C loops: a long file has millions of moves)."""
+    return not moves or (set(map(type, moves)) == {int} and 0 <= min(moves) <= max(moves) < limit)
 
 
 def _finite(value: Any) -> bool:
