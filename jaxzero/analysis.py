@@ -28,6 +28,7 @@ from jaxzero.measure.roots import (  # noqa: F401  (the notebook's and the CLI's
     root_svg,
     tree_to_dot,
 )
+from jaxzero.run.reads import SMALL, FileRefused, read_text
 
 Array = jax.Array
 
@@ -119,8 +120,13 @@ def position_from_sgf(env: Env, path: Path) -> tuple[State, sgf.GoRecord]:
     """
     if not isinstance(env, Go):
         raise ValueError(f"--sgf loads Go records; {env.id} is not Go (use --moves)")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
+    real = Path(path).resolve()  # a link the user typed is theirs: followed
+    try:  # bounded: a FIFO would hang the read, a huge file fill memory
+        text = read_text(real, real.parent, SMALL)
+    except FileRefused as error:
+        raise ValueError(
+            f"--sgf {error}; give an SGF record (a regular file of at most 1 MB)"
+        ) from None
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise ValueError(f"cannot read {path}: {reason}") from None

@@ -118,7 +118,6 @@ def _analysis_agent(
     if sgf is not None:
         if moves:
             raise UsageError("give --moves or --sgf, not both")
-        _check_sgf(sgf)
         analysis.position_from_sgf(envs.make(game), sgf)
     if checkpoint is None and ((Path("runs") / run_name(game)).exists() or shipped_agent(game)):
         checkpoint = default_agent(game)
@@ -128,24 +127,6 @@ def _analysis_agent(
     config = game_config(game)
     source = "an untrained network (pass --checkpoint RUN for a trained one)"
     return untrained_agent(config, jax.random.key(seed)), source
-
-
-def _check_sgf(path: Path) -> None:
-    """ValueError in one line unless ``path`` is a regular file of at most
-    :data:`~jaxzero.run.reads.SMALL` bytes (a FIFO would hang the read, a huge file fill
-    memory); checked without blocking before a byte is read. A link is the user's choice:
-    followed wherever it leads."""
-    from jaxzero.run.reads import SMALL, FileRefused, read_bytes
-
-    real = path.resolve()
-    try:
-        read_bytes(real, real.parent, SMALL)
-    except FileRefused as error:
-        raise ValueError(
-            f"--sgf {error}; give an SGF record (a regular file of at most 1 MB)"
-        ) from None
-    except OSError as error:
-        raise ValueError(f"cannot read {path}: {error.strerror or error}") from None
 
 
 def _analysis_position(env: Env, moves: str, sgf: Path | None, key: Array) -> State:

@@ -33,6 +33,13 @@ def board(
     host: Annotated[
         str, typer.Option(help="Address to serve on: 127.0.0.1 is this machine only")
     ] = "127.0.0.1",
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another name this machine is reached by (repeatable): a request naming "
+            "any other host is refused (DNS rebinding)"
+        ),
+    ] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one)")] = 8765,
     human: HumanOption = "first",
     simulations: SimulationsOption = None,
@@ -56,6 +63,7 @@ def board(
         import uvicorn  # noqa: F401
     except ImportError:
         fail("the board needs starlette and uvicorn: pip install 'jaxzero[board]'")
+    from jaxzero.board.hosts import exposure
     from jaxzero.board.server import serve
     from jaxzero.board.session import Session
     from jaxzero.run.checkpoint import CheckpointError
@@ -76,13 +84,9 @@ def board(
     except (UsageError, CheckpointError, ValueError) as error:
         fail(str(error))
     say_which(checkpoint, agent)
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        console.print(
-            f"serving on {host}: whoever reaches this machine there can play and load "
-            "positions (the default 127.0.0.1 is this machine only)",
-            highlight=False,
-            soft_wrap=True,
-        )
+    warning = exposure(host)
+    if warning is not None:
+        console.print(warning, highlight=False, soft_wrap=True)
 
     def ready(url: str) -> None:
         print(f"board: {url} (Ctrl-C stops it)", flush=True)
@@ -92,7 +96,7 @@ def board(
             webbrowser.open(url)
 
     try:
-        serve(session, host, port, on_ready=ready)
+        serve(session, host, port, on_ready=ready, allow_hosts=allow_host or ())
     except OSError as error:
         fail(
             f"cannot serve on {host}:{port}: {error.strerror or error}; pass --port N "

@@ -37,6 +37,7 @@ from envs import go
 from envs.core import Env
 from jaxzero.go.sgf import GoRecord, area_result, write_sgf
 from jaxzero.measure.positions import make_replayer
+from jaxzero.run import nolink
 
 FILE_PREFIX = "selfplay_"
 _NUMBER = re.compile(rf"^{FILE_PREFIX}(\d+)\.sgf$")
@@ -147,7 +148,7 @@ def write_records(records: Sequence[GoRecord], out_dir: Path | str, prefix: str)
     paths = []
     for number, record in enumerate(records, start=1):
         path = out / f"{stem}_{number:03d}.sgf"
-        path.write_text(write_sgf(record))
+        nolink.write_atomic(out, path, write_sgf(record))  # the folder typed; a link in it: no
         paths.append(path)
     return paths
 
@@ -255,7 +256,7 @@ class SelfPlayRecorder:
                 white=self.names[1],
             )
             path = self.out_dir / f"{FILE_PREFIX}{self._next:06d}.sgf"
-            path.write_text(write_sgf(record))
+            nolink.write_atomic(self.out_dir, path, write_sgf(record))
             self._next += 1
             paths.append(path)
         self.written += paths
