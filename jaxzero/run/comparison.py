@@ -175,7 +175,8 @@ def _figure(out: Path, metric: str, series: dict[str, list[Series]], name: str) 
         ax.plot(steps, mean, color=f"C{i}", marker="." if len(steps) < 30 else None,
                 label=f"{arm} ({len(runs)} seeds)")  # fmt: skip
         ax.fill_between(steps, mean - half, mean + half, color=f"C{i}", alpha=0.2)
-    ax.set(title=f"{metric}: mean over seeds, 95% band", xlabel="iteration", ylabel=metric)
+    shown = "".join(c if c.isprintable() else "?" for c in metric)  # a NUL draws no glyph
+    ax.set(title=f"{shown}: mean over seeds, 95% band", xlabel="iteration", ylabel=shown)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
