@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -58,17 +59,25 @@ def _trained(out, arm: str) -> list[str]:
     return sorted(path.name for path in (out / "arms" / arm / "checkpoints").iterdir())
 
 
-def test_jobs_children_import_nothing_from_the_working_directory(tmp_path, monkeypatch):
-    """H5: a ``typer.py`` where the study is started never runs in its arms."""
-    here = tmp_path / "here"
-    here.mkdir()
+@pytest.fixture(scope="module")
+def from_typer(tmp_path_factory):
+    """A study of two arms, --jobs 2, started from a folder holding a ``typer.py``: that
+    folder, the study's, and the command's result."""
+    here = tmp_path_factory.mktemp("here")
     (here / "typer.py").write_text(FAKE_TYPER)
-    monkeypatch.chdir(here)
-    result = _study(tmp_path / "study", "--grid", "search.kind=puct,gumbel")
+    out = here.parent / f"{here.name}-study"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(here)
+        result = _study(out, "--grid", "search.kind=puct,gumbel")
+    return here, out, result
+
+
+def test_jobs_children_import_nothing_from_the_working_directory(from_typer):
+    """H5: a ``typer.py`` where the study is started never runs in its arms."""
+    here, out, result = from_typer
     assert not (here / "typer-ran").exists(), result.output
     assert result.exit_code == 0, result.output
-    assert _trained(tmp_path / "study", "kind-puct") == ["1"]
-    assert _trained(tmp_path / "study", "kind-gumbel") == ["1"]
+    assert _trained(out, "kind-puct") == ["1"] and _trained(out, "kind-gumbel") == ["1"]
 
 
 def test_jobs_children_get_the_code_typed_on_the_command_line(tmp_path, monkeypatch):
@@ -218,3 +227,75 @@ def test_a_fifo_for_the_ways_cache_never_blocks(tmp_path, monkeypatch):
         choose.join(60)
         pytest.fail("choose() waited on a FIFO")
     assert found and json.loads(cache.read_text())[ways._key(config, 2, None)]
+
+
+def _edited(study, tmp_path, edit) -> tuple[Path, dict]:
+    """A copy of ``study`` whose study.json ``edit`` changed, and what its arms held."""
+    copy = tmp_path / "copy"
+    shutil.copytree(study, copy)
+    data = json.loads((copy / "study.json").read_text())
+    edit(data)
+    (copy / "study.json").write_text(json.dumps(data))
+    return copy, _held(copy)
+
+
+def _held(study: Path) -> dict:
+    return {str(p.relative_to(study)): p.stat().st_mtime_ns for p in study.rglob("*")}
+
+
+def _one_error_line(result) -> str:
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    [line] = [line for line in result.output.splitlines() if line.strip()]
+    assert line.startswith("error: "), result.output
+    return line
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_an_arm_named_dot_or_dot_dot_is_refused(from_typer, tmp_path, name):
+    """LOW: an arm's name is a folder inside arms/; "." and ".." would be arms/ itself or
+    the study's folder."""
+    study = from_typer[1]
+    copy, held = _edited(study, tmp_path, lambda data: data.update(arms={name: {}}))
+    result = runner.invoke(app, ["train", "--resume", "--out", str(copy), "--iterations", "2"])
+    line = _one_error_line(result)
+    assert f"arm {name!r}" in line and "study.json" in line, line
+    assert _held(copy) == held
+
+
+def _set_arm(arm: str, key: str, value):
+    def edit(data):
+        data["arms"][arm][key] = value
+
+    return edit
+
+
+def _set_config(section: str, key: str, value):
+    def edit(data):
+        data["config"][section][key] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (_set_arm("kind-puct", "search.kind", "gumbel"), "arm kind-puct search.kind"),
+        (_set_config("search", "num_simulations", 4), "arm kind-puct search.num_simulations"),
+        (_set_config("optim", "learning_rate", 0.5), "arm kind-puct optim.learning_rate"),
+        (lambda data: data.update(seeds=[0, 7]), "arm kind-puct seeds"),
+        (lambda data: data.update(hyper={"optim.learning_rate": [0.1, 0.2]}),
+         "arm kind-puct hyper"),
+    ],
+)  # fmt: skip
+def test_resuming_a_study_whose_settings_were_edited_is_refused(from_typer, tmp_path, edit, named):
+    """LOW: an arm resumes with what its folder holds; a study.json edited since would be
+    ignored silently, so it is refused in one line naming the arm and the setting."""
+    study = from_typer[1]
+    copy, held = _edited(study, tmp_path, edit)
+    for jobs in ("1", "2"):
+        result = runner.invoke(
+            app, ["train", "--resume", "--out", str(copy), "--iterations", "2", "--jobs", jobs]
+        )
+        line = _one_error_line(result)
+        assert named in line and "study.json" in line, line
+        assert _held(copy) == held

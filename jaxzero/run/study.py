@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jaxzero.core.config import Config, apply_overrides, config_from_dict, config_to_dict
+from jaxzero.core.config import Config, apply_overrides, config_from_dict, config_to_dict, flatten
 from jaxzero.core.population import TRACED
 from jaxzero.run import nolink
 from jaxzero.run.reads import read_json
@@ -225,10 +225,47 @@ def read_study(root: Path) -> Study:
         )  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"{path} is not a readable study ({error})") from None
-    for name in study.arms:
-        if not re.fullmatch(r"[A-Za-z0-9.+_-]+", name):  # a name is a folder inside it
-            raise ValueError(f"{path} names an arm {name!r} that is no folder name of ours")
+    check_arm_names(study, path)
     return study
+
+
+def check_arm_names(study: Study, source: str | Path) -> None:
+    """ValueError unless every arm's name is a folder of its own inside ``arms/``: letters,
+    digits, '.', '+', '_' and '-', and neither "." (``arms/`` itself) nor ".." (the study's
+    folder)."""
+    for name in study.arms:
+        if name in (".", "..") or not re.fullmatch(r"[A-Za-z0-9.+_-]+", name):
+            raise ValueError(
+                f"{source} names an arm {name!r} that is no folder name of ours: name it "
+                "with letters, digits, '.', '+', '_' and '-' (not . or ..)"
+            )
+
+
+def refuse_edited(root: Path, study: Study, name: str) -> None:
+    """ValueError when arm ``name`` trained with other settings, seeds or grid than
+    study.json gives it now: a resumed arm goes on with what its own folder holds, so an
+    edit of study.json would be ignored silently."""
+    from jaxzero.run.driver import load_run_config
+    from jaxzero.run.members import read_population
+
+    arm = study.folder(root, name)
+    given = flatten(config_to_dict(study.arm_config(name)), sep=".")
+    held = flatten(config_to_dict(load_run_config(arm)), sep=".")
+    given |= {"seeds": study.seeds, "hyper": study.hyper}
+    held |= dict(zip(("seeds", "hyper"), read_population(arm), strict=True))
+    changed = [key for key in given if given[key] != held.get(key)]
+    if changed:
+        key = changed[0]
+        raise ValueError(
+            f"{root / STUDY_FILE} gives arm {name} {key}={_shown(given[key])}, but {arm} "
+            f"trained with {_shown(held.get(key))}: a resumed arm goes on as it started, so "
+            "put study.json back, or start the arms over with --force (deletes what they wrote)"
+        )
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def refuse_study_overwrite(root: Path, force: bool) -> None:
@@ -261,6 +298,7 @@ def open_study(
     from jaxzero.core.trust import check_trusted
 
     if study is not None:
+        check_arm_names(study, "the study")
         refuse_study_overwrite(root, force)
         write_study(root, study)
         return study
@@ -331,6 +369,9 @@ def train_study(
     if only is not None and only not in study.arms:
         raise ValueError(f"{root} has no arm {only!r}: its arms are {', '.join(study.arms)}")
     names = [only] if only is not None else list(study.arms)
+    for name in names if not force else ():  # before any arm trains
+        if holds_run(study.folder(root, name)):
+            refuse_edited(root, study, name)
     if jobs > 1 and len(names) > 1:
         rounds = -(-len(names) // jobs)  # the arms' turns on the CPUs
         passed = _passed(seconds and seconds / rounds, iterations, force, members_at_once,
@@ -440,7 +481,7 @@ def _arms_at_once(
                     busy = [group for group, *_ in running.values()]
                     free = next(i for i in range(jobs) if i not in busy)
                     name = waiting.pop(0)
-                    command = [*CHILD, "train", "--out", str(root), "--arm", name, *options]
+                    command = [*CHILD, "train", f"--out={root}", f"--arm={name}", *options]
                     process, echo = _start(command, name, groups[free], log)
                     running[process] = (free, name, echo)
                 done = next((p for p in running if p.poll() is not None), None)
