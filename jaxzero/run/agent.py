@@ -32,6 +32,7 @@ from jaxzero.core.config import Config, apply_overrides, parse_key_values
 from jaxzero.core.loop import make_trainer, record_search, resolve_env, resolve_network
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
+from jaxzero.core.population import member
 from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
 from jaxzero.measure.players import SearchPlayer, evaluation_player
 from jaxzero.measure.roots import Analysis, analyze_position
@@ -367,7 +368,7 @@ def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any], 
         if k >= size:
             raise CheckpointError(f"{run_dir}: the population in {folder} has {size} members")
         stacked = jax.tree.map(lambda x: jax.ShapeDtypeStruct((size, *x.shape), x.dtype), abstract)
-        state = jax.tree.map(lambda x: x[k], _read_playing_network(folder, stacked, at))
+        state = member(_read_playing_network(folder, stacked, at), k)
     # the playing network: the learner's, unless a gate kept an earlier best
     params, iteration = state["best_params"], int(state["iteration"])
     return config, trainer.env, trainer.apply_fn, params, iteration, trainer.search

@@ -32,7 +32,7 @@ import numpy as np
 
 from jaxzero.core import sharding
 from jaxzero.core.config import config_to_dict, flatten
-from jaxzero.core.population import Population
+from jaxzero.core.population import Population, member
 from jaxzero.run import manifest
 from jaxzero.run.hooks import FINITE, Diverged, FiniteGuard, JsonlWriter, MetricsRow, Step
 from jaxzero.run.nolink import write_json
@@ -307,7 +307,7 @@ class MemberRows:
             JsonlWriter(member_folder(self.run_dir, k) / "metrics.jsonl") for k in range(self.size)
         ]
         # the population's iteration (a diverged member's own counter stopped)
-        first = jax.tree.map(lambda x: x[0], state).replace(iteration=np.max(state.iteration))
+        first = member(state, 0).replace(iteration=np.max(state.iteration))
         for writer in self._writers:
             writer.start(first)
 
@@ -324,7 +324,7 @@ class MemberRows:
             assert self.judge is not None
             with step.clock.check(step.state):
                 for k in np.flatnonzero(training):
-                    params = jax.tree.map(lambda x, k=k: x[k], step.state.best_params)
+                    params = member(step.state.best_params, int(k))  # no cross-device op
                     rows[k]["eval/raw_optimal"] = self.judge(params)["optimal"]
             if training.any():
                 step.checks["eval/raw_optimal"] = float(

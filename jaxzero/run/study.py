@@ -369,6 +369,11 @@ def train_study(
     if only is not None and only not in study.arms:
         raise ValueError(f"{root} has no arm {only!r}: its arms are {', '.join(study.arms)}")
     names = [only] if only is not None else list(study.arms)
+    for name in names:  # the study's folder is the one given: an arm below it is no link
+        try:
+            nolink.check(root, study.folder(root, name))
+        except nolink.LinkRefused as error:
+            raise RunDirError(str(error)) from None
     for name in names if not force else ():  # before any arm trains
         if holds_run(study.folder(root, name)):
             refuse_edited(root, study, name)
@@ -380,10 +385,6 @@ def train_study(
     results: dict[str, TrainResult | int] = {}
     for name in names:
         arm = study.folder(root, name)
-        try:  # the study's folder is the one given: an arm below it is never a link
-            nolink.check(root, arm)
-        except nolink.LinkRefused as error:
-            raise RunDirError(str(error)) from None
         again = holds_run(arm) and not force  # an arm already started: resumed
         shown = ", ".join(f"{key}={value}" for key, value in study.arms[name].items())
         log(f"arm {name} ({shown}) in {arm}")
