@@ -43,7 +43,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import functools
 import json
 import os
 import shutil
@@ -61,13 +60,10 @@ from jax.experimental import multihost_utils
 from jaxzero.core import sharding
 from jaxzero.core.config import Config, config_to_dict, valid_keys
 from jaxzero.core.loop import Trainer, make_trainer, recorded
-from jaxzero.core.memory import check_memory
 from jaxzero.core.population import Population, make_population
 from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
-from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
 from jaxzero.measure.games import solved_games
-from jaxzero.measure.gate import make_gate
-from jaxzero.measure.players import RawPolicyPlayer, evaluation_player
+from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.probes import ShareJudge
 from jaxzero.run import hooks as hooks_lib
@@ -75,20 +71,12 @@ from jaxzero.run import manifest, nolink, signals, ways
 from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
 from jaxzero.run.config_file import CONFIG_FILE, read_config_dict, read_config_file
 from jaxzero.run.files import FileProblem, json_text, os_reason
-from jaxzero.run.game_records import GAMES_FILE, GameRecorder
+from jaxzero.run.game_records import GAMES_FILE
 from jaxzero.run.hooks import Hook
-from jaxzero.run.members import (
-    MemberRows,
-    MembersGuard,
-    check_members,
-    is_population,
-    member_folder,
-    read_population,
-    write_population,
-)
+from jaxzero.run.members import PopulationRun, as_run, is_population, read_population
 from jaxzero.run.reads import read_json
+from jaxzero.run.runs import METRICS_FILE, Judge, Run, SingleRun
 
-METRICS_FILE = "metrics.jsonl"
 # What the compiled iteration reads (jaxzero.core.config): a resume continues the run its
 # checkpoint holds only if none of these changed in config.json since.
 RUN_DEFINING = (
@@ -356,83 +344,25 @@ class Budget:
         step.stop = stop
 
 
-def standard_hooks(
-    config: Config, trainer: Trainer | Population, run_dir: Path, on_log: Callable | None
-) -> list[Hook]:
-    """The driver's own hooks for ``config``, in the order they take their turns."""
-    positions = config.selfplay.batch_size * config.selfplay.moves_per_iteration
-    judge = None
-    one = trainer.trainer if isinstance(trainer, Population) else trainer
-    if config.evaluation.every > 0 and one.env.id in solved_games():  # the raw policy's share
-        judge = ShareJudge(RawPolicyPlayer(one.apply_fn), SolvedPositions(one.env))
-    if isinstance(trainer, Population):  # each member's rows in its own folder
-        every = config.evaluation.every
-        rows = MemberRows(run_dir, trainer.size, config.train.log_every, positions, judge, every)
-        members = [
-            GameRecorder(member_folder(run_dir, k) / GAMES_FILE, config.train.log_every, k)
-            for k in range(trainer.size)
-        ]
-        return [rows, hooks_lib.Progress(on_log), *(members if jax.process_count() == 1 else [])]
-    hooks: list[Hook] = [hooks_lib.MetricsRow(config.train.log_every, positions)]
-    # one process writes the games; several hosts record none (their matches stay one program)
-    games = GameRecorder(run_dir / GAMES_FILE, config.train.log_every)
-    recording = jax.process_count() == 1
-    if config.gate.enabled:
-        hooks.append(
-            hooks_lib.GateHook(
-                make_gate(config, trainer.env, trainer.apply_fn, trainer.search), config.seed
-            )
-        )
-    if config.evaluation.every > 0:
-        evaluation = None  # evaluation.games=0: no matches, the solved positions only
-        if config.evaluation.games:
-            player = evaluation_player(config, trainer.env, trainer.apply_fn, trainer.search)
-            evaluation = make_evaluation(
-                trainer.env,
-                player,
-                DRIVER_OPPONENTS,
-                config.evaluation.games,
-                config.evaluation.opening_plies,
-            )
-        hooks.append(
-            hooks_lib.EvaluationHook(
-                evaluation,
-                config.evaluation.every,
-                config.seed,
-                judge,
-                config.evaluation.max_share,
-                games.add_match if recording else None,
-            )
-        )
-    if sharding.is_main_process():
-        hooks += [
-            hooks_lib.JsonlWriter(run_dir / METRICS_FILE),
-            hooks_lib.TensorBoardWriter(run_dir / "tb"),
-            hooks_lib.Progress(on_log),
-        ]
-    return [*hooks, games] if recording else hooks
-
-
 def _prepare(
     run_dir: Path,
     config: Config | None,
     resume: bool,
     force: bool,
-    trainer: Trainer | Population | None,
+    run: Run | None,
     given: dict[str, Any],
-) -> tuple[Config, Trainer | Population, IO[bytes] | None]:
-    """The config and trainer (or population) of the run, its directory ready on every
-    process, and the lock process 0 holds on it (:func:`lock_run_dir`; the caller closes
-    it). ``given``: a population's ``seeds`` and ``hyper``, and ``trust_code``, as passed
-    to :func:`train`."""
+) -> tuple[Config, Run, IO[bytes] | None]:
+    """The config and :class:`~jaxzero.run.runs.Run` (one run or a population), its
+    directory ready on every process, and the lock process 0 holds on it
+    (:func:`lock_run_dir`; the caller closes it). ``given``: a population's ``seeds`` and
+    ``hyper``, and ``trust_code``, as passed to :func:`train`."""
     if resume and is_population(run_dir) and given.get("seeds") is None:
         seeds, hyper = read_population(run_dir)
         given = given | {"seeds": seeds, "hyper": hyper}
-    if trainer is not None and config is None and not resume:
-        config = trainer.config
-    elif trainer is not None and config is not None:  # as the trainer records it
-        one = trainer.trainer if isinstance(trainer, Population) else trainer
-        config = recorded(config, one)
+    if run is not None and config is None and not resume:
+        config = run.config
+    elif run is not None and config is not None:  # as the trainer records it
+        config = recorded(config, run.trainer)
     # A new run's trainer is built first, so that a bad mesh fails before the directory
     # exists; a run in the way fails before that compile. The config written is the
     # trainer's: a custom game, network or search recorded by name.
@@ -440,42 +370,42 @@ def _prepare(
         refuse_overwrite(run_dir, force)
     elif holds_run(run_dir):
         refuse_foreign(run_dir)
-    if trainer is None and config is not None and not resume:
-        trainer = _build(config, given)
-        config = trainer.config
-    if trainer is not None and not resume:
-        _check_memory(trainer)  # before anything is allocated or written
+    if run is None and config is not None and not resume:
+        run = _build(config, given)
+        config = run.config
+    if run is not None and not resume:
+        run.check_memory()  # before anything is allocated or written
     lock = None
     if sharding.is_main_process():
-        config, lock = _ready(run_dir, config, trainer, resume, force)
+        config, lock = _ready(run_dir, config, run, resume, force)
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices("jaxzero: run directory ready")
         config = load_run_config(run_dir)
     try:
-        if config is None or trainer is not None and trainer.config != config:
+        if config is None or run is not None and run.config != config:
             raise ValueError(
                 "the trainer passed to train() was built for another config than the run's"
                 if config is not None
                 else "train() needs a config or a trainer for a new run"
             )
-        if trainer is None:
+        if run is None:
             if resume:  # a config read from the folder: its named code needs trust
                 _check_trusted(run_dir, config, given)
-            trainer = _build(config, given)
-            _check_memory(trainer)
-        if resume and isinstance(trainer, Population):
-            check_members(run_dir, trainer)
+            run = _build(config, given)
+            run.check_memory()
+        if resume:
+            run.check_resumed(run_dir)
     except BaseException:
         if lock is not None:
             lock.close()
         raise
-    return config, trainer, lock
+    return config, run, lock
 
 
 def _ready(
     run_dir: Path,
     config: Config | None,
-    trainer: Trainer | Population | None,
+    run: Run | None,
     resume: bool,
     force: bool,
 ) -> tuple[Config, IO[bytes] | None]:
@@ -489,8 +419,8 @@ def _ready(
                 signals.created(run_dir)
         refuse_links(run_dir)  # before anything is deleted or written
         config = prepare_run_dir(run_dir, config, resume=resume, force=force)
-        if isinstance(trainer, Population) and not resume:
-            write_population(run_dir, trainer)
+        if run is not None and not resume:
+            run.write_new(run_dir)
         nolink.check_writable(run_dir, run_dir / CHECKPOINT_DIR, "checkpoints")  # before training
         _check_metrics_file(run_dir)
     except BaseException:
@@ -520,17 +450,19 @@ def refuse_links(run_dir: Path) -> None:
             raise RunDirError(found)
 
 
-def _build(config: Config, given: dict[str, Any]) -> Trainer | Population:
+def _build(config: Config, given: dict[str, Any]) -> Run:
     """``make_trainer(config)``, or ``make_population`` when ``given`` has seeds, its
     members run the way ``given`` says or the fastest measured here."""
     if given.get("seeds") is None:
-        return make_trainer(config)
+        return SingleRun(make_trainer(config))
     seeds, hyper = given["seeds"], given.get("hyper")
     say = lambda line: print(f"population: {line}", file=sys.stderr, flush=True)  # noqa: E731
     at_once = given.get("members_at_once")
     way = ways.choose(config, seeds=seeds, hyper=hyper, at_once=at_once, log=say)
-    return make_population(
-        config, seeds=seeds, hyper=hyper, members_at_once=way.at_once, devices=way.devices
+    return PopulationRun(
+        make_population(
+            config, seeds=seeds, hyper=hyper, members_at_once=way.at_once, devices=way.devices
+        )
     )
 
 
@@ -542,11 +474,11 @@ def _check_trusted(run_dir: Path, config: Config, given: dict[str, Any]) -> None
         raise RunDirError(str(error)) from None
 
 
-def _check_memory(trainer: Trainer | Population) -> None:
-    if isinstance(trainer, Population):
-        check_memory(trainer.trainer, members=trainer.size)
-    else:
-        check_memory(trainer)
+def _judge(config: Config, trainer: Trainer) -> Judge | None:
+    """The raw policy's share of solved positions, for a game with a solved set."""
+    if config.evaluation.every > 0 and trainer.env.id in solved_games():
+        return ShareJudge(RawPolicyPlayer(trainer.apply_fn), SolvedPositions(trainer.env))
+    return None
 
 
 def _check_metrics_file(run_dir: Path) -> None:
@@ -599,23 +531,18 @@ def _check_config_unchanged(config: Config, checkpointer: Checkpointer) -> None:
         )
 
 
-def _initial_state(
-    trainer: Trainer | Population, checkpointer: Checkpointer, seed: int, resume: bool
-) -> Any:
-    if isinstance(trainer, Population):
-        fresh: Callable[[], Any] = trainer.init
-    else:
-        fresh = functools.partial(trainer.init, jax.random.key(seed))
+def _initial_state(run: Run, checkpointer: Checkpointer, resume: bool) -> Any:
     if resume:
-        checkpointer.expect(jax.eval_shape(fresh))  # before a step's bytes are hashed
+        abstract = jax.eval_shape(run.fresh)
+        checkpointer.expect(abstract)  # before a step's bytes are hashed
         if checkpointer.latest_step() is not None:
-            _check_config_unchanged(trainer.config, checkpointer)
+            _check_config_unchanged(run.config, checkpointer)
         try:
-            return checkpointer.restore(jax.eval_shape(fresh))[0]
+            return checkpointer.restore(abstract)[0]
         except CheckpointError:
             if checkpointer.latest_step() is not None:
                 raise
-    return fresh()  # a new run, or one stopped before its first checkpoint
+    return run.fresh()  # a new run, or one stopped before its first checkpoint
 
 
 def train(
@@ -698,11 +625,12 @@ def train(
         "seeds": seeds, "hyper": hyper, "members_at_once": members_at_once,
         "trust_code": trust_code,
     }  # fmt: skip
-    config, trainer, lock = _prepare(run_dir, config, resume, force, trainer, given)
+    passed = None if trainer is None else as_run(trainer)
+    config, run, lock = _prepare(run_dir, config, resume, force, passed, given)
     if iterations is None and seconds is None:
         iterations = config.train.iterations
     try:
-        return _train(run_dir, config, trainer, Budget(seconds, iterations), resume, on_log, hooks)
+        return _train(run_dir, config, run, Budget(seconds, iterations), resume, on_log, hooks)
     finally:
         if lock is not None:
             lock.close()
@@ -711,7 +639,7 @@ def train(
 def _train(
     run_dir: Path,
     config: Config,
-    trainer: Trainer | Population,
+    run: Run,
     budget: Budget,
     resume: bool,
     on_log: Callable | None,
@@ -719,17 +647,13 @@ def _train(
 ) -> TrainResult:
     """The loop of :func:`train` over a prepared, locked run directory."""
     checkpointer = Checkpointer(run_dir, keep_every=config.train.keep_every)
-    state = _initial_state(trainer, checkpointer, config.seed, resume)
-    guard = (  # no save, no check of a diverged state; a population's members fail alone
-        MembersGuard(checkpointer, run_dir=run_dir, population=trainer)
-        if isinstance(trainer, Population)
-        else hooks_lib.FiniteGuard(checkpointer)
-    )
+    state = _initial_state(run, checkpointer, resume)
+    guard = run.guard(checkpointer, run_dir)  # a population's members fail alone
     saving = hooks_lib.CheckpointHook(
         checkpointer, config.train.checkpoint_every, config_to_dict(config), guard
     )
     interrupt = Interrupt()
-    row, *checks = standard_hooks(config, trainer, run_dir, on_log)  # the metrics row first
+    row, *checks = run.hooks(run_dir, on_log, _judge(config, run.trainer))  # the row first
     turns = [row, guard, *checks, saving, *hooks, interrupt, budget]
     hooks_lib.start(turns, state)
     clock = hooks_lib.Clock(deadline=budget.seconds)
@@ -739,7 +663,7 @@ def _train(
     try:
         with interrupt.catching_signals(), signals.loop_takes_signals():
             while not step.stop:
-                state, metrics, moves = trainer.iteration(step.state)
+                state, metrics, moves = run.iteration(step.state)
                 step = hooks_lib.Step(step.iteration + 1, state, metrics, moves, clock)
                 for hook in turns:
                     hook(step)

@@ -31,12 +31,26 @@ import jax
 import numpy as np
 
 from jaxzero.core import sharding
-from jaxzero.core.config import config_to_dict, flatten
+from jaxzero.core.config import Config, config_to_dict, flatten
+from jaxzero.core.loop import Trainer
+from jaxzero.core.memory import check_memory
 from jaxzero.core.population import Population, member
 from jaxzero.run import manifest
-from jaxzero.run.hooks import FINITE, Diverged, FiniteGuard, JsonlWriter, MetricsRow, Step
+from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.game_records import GAMES_FILE, GameRecorder
+from jaxzero.run.hooks import (
+    FINITE,
+    Diverged,
+    FiniteGuard,
+    Hook,
+    JsonlWriter,
+    MetricsRow,
+    Progress,
+    Step,
+)
 from jaxzero.run.nolink import write_json
 from jaxzero.run.reads import read_json
+from jaxzero.run.runs import Judge, Run, SingleRun
 
 POPULATION_FILE = "population.json"
 MEMBERS_DIR = "members"
@@ -353,3 +367,54 @@ class MemberRows:
     def close(self, step: Step | None) -> None:
         for writer in self._writers:
             writer.close(step)
+
+
+@dataclasses.dataclass(frozen=True)
+class PopulationRun:
+    """A population trained as one run (:class:`~jaxzero.run.runs.Run`): its members'
+    rows and games in ``RUN/members/K``, a diverged member frozen and named."""
+
+    population: Population
+
+    @property
+    def config(self) -> Config:
+        return self.population.config
+
+    @property
+    def trainer(self) -> Trainer:
+        return self.population.trainer
+
+    def fresh(self) -> Any:
+        return self.population.init()
+
+    def iteration(self, state: Any) -> tuple[Any, Any, Any]:
+        return self.population.iteration(state)
+
+    def check_memory(self) -> None:
+        check_memory(self.trainer, members=self.population.size)
+
+    def write_new(self, run_dir: Path) -> None:
+        write_population(run_dir, self.population)
+
+    def check_resumed(self, run_dir: Path) -> None:
+        check_members(run_dir, self.population)
+
+    def guard(self, checkpointer: Checkpointer, run_dir: Path) -> FiniteGuard:
+        return MembersGuard(checkpointer, run_dir=run_dir, population=self.population)
+
+    def hooks(self, run_dir: Path, on_log: Callable | None, judge: Judge | None) -> list[Hook]:
+        config, size = self.config, self.population.size
+        positions = config.selfplay.batch_size * config.selfplay.moves_per_iteration
+        every = config.evaluation.every
+        rows = MemberRows(run_dir, size, config.train.log_every, positions, judge, every)
+        games = [
+            GameRecorder(member_folder(run_dir, k) / GAMES_FILE, config.train.log_every, k)
+            for k in range(size)
+        ]
+        return [rows, Progress(on_log), *(games if jax.process_count() == 1 else [])]
+
+
+def as_run(trainer: Trainer | Population) -> Run:
+    """The :class:`~jaxzero.run.runs.Run` of a trainer or a population: the one place
+    that tells them apart, where a caller's object enters the driver."""
+    return PopulationRun(trainer) if isinstance(trainer, Population) else SingleRun(trainer)
