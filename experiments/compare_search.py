@@ -55,7 +55,7 @@ from jaxzero.run.agent import Agent, load_agent, parse_settings
 from jaxzero.run.comparison import write_study_report
 from jaxzero.run.compile_cache import enable_compile_cache
 from jaxzero.run.driver import train
-from jaxzero.run.members import member_folder
+from jaxzero.run.layout import member_folder
 from jaxzero.run.report import read_metrics
 from jaxzero.run.study import Study, cpu_shares, train_study
 from jaxzero.run.ways import use_host_cores

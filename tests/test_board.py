@@ -26,7 +26,8 @@ from jaxzero.board.session import BoardError, Session
 from jaxzero.measure.roots import principal_variation
 from jaxzero.run import manifest
 from jaxzero.run.agent import load_agent
-from jaxzero.run.game_records import GAMES_FILE, GameRecorder, read_games
+from jaxzero.run.game_records import GameRecorder, read_games
+from jaxzero.run.layout import GAMES_FILE
 from jaxzero.run.report import STRIPS, write_report
 
 JAXZERO = str(Path(sys.executable).with_name("jaxzero"))

@@ -23,7 +23,8 @@ from jaxzero.board.session import Session
 from jaxzero.cli import app
 from jaxzero.run import game_records
 from jaxzero.run.agent import load_agent
-from jaxzero.run.game_records import GAMES_FILE, read_games
+from jaxzero.run.game_records import read_games
+from jaxzero.run.layout import GAMES_FILE
 from jaxzero.run.report import write_report
 
 runner = CliRunner()

@@ -16,7 +16,7 @@ from jaxzero.run.agent import load_agent
 from jaxzero.run.checkpoint import Checkpointer, CheckpointError
 from jaxzero.run.driver import train
 from jaxzero.run.game_records import read_games
-from jaxzero.run.members import member_folder
+from jaxzero.run.layout import member_folder
 
 runner = CliRunner()
 ITERATIONS = 3

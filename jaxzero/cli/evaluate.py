@@ -141,6 +141,7 @@ def _round_robin(
     robin; with ``sgf``, every game is written there (the files appended to ``written``)."""
     from jaxzero.measure import round_robin
     from jaxzero.run import nolink
+    from jaxzero.run.layout import ELO_FILE
 
     names = round_robin.parse_opponents(opponents)
     if games < 2 or games % 2:
@@ -148,7 +149,7 @@ def _round_robin(
     if simulations is not None and simulations < 1:
         raise UsageError(f"--simulations must be >= 1, got {simulations}")
     for run in dict.fromkeys(run for _, _, run in loaded if run is not None):
-        nolink.check(run, run / "elo.json")  # before hours of games: no link, writable
+        nolink.check(run, run / ELO_FILE)  # before hours of games: no link, writable
         nolink.check_writable(run, run, "the ratings (elo.json)")
     env = loaded[0][1].env
     on_games = None if sgf is None else _sgf_writer(env, sgf, written)

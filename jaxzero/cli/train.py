@@ -11,6 +11,7 @@ import typer
 from jaxzero.cli.app import UsageError, console, fail
 from jaxzero.cli.games import game_config, run_name
 from jaxzero.cli.options import TrustCodeOption, trusted
+from jaxzero.run.layout import POPULATION_FILE, member_folder
 
 if TYPE_CHECKING:
     from jaxzero.core.config import Config
@@ -112,7 +113,7 @@ def train(
         hooks += _wandb_hooks(wandb, run_dir)
     except (UsageError, RunDirError, ValueError) as error:
         fail(str(error))
-    if population or resume and (run_dir / "population.json").exists():
+    if population or resume and (run_dir / POPULATION_FILE).exists():
         from jaxzero.run.ways import use_host_cores
 
         use_host_cores()  # a CPU's cores as devices: the members split over them
@@ -150,9 +151,9 @@ def _say_next(run_dir: Path, result: Any) -> None:
     # A run naming the user's own code loads it only when told to (jaxzero.core.trust).
     flag = " --trust-code" if imported_code(load_run_config(run_dir)) else ""
     console.print(f"resume:  jaxzero train --resume --out {run_dir}{flag}")
-    if (run_dir / "population.json").exists():
+    if (run_dir / POPULATION_FILE).exists():
         console.print(f"report:  jaxzero report {run_dir}   (each arm across its seeds)")
-        run_dir = run_dir / "members" / "0"
+        run_dir = member_folder(run_dir, 0)
     console.print(f"play:    jaxzero play --checkpoint {run_dir}{flag}")
     if result.interrupted:
         raise typer.Exit(128 + (result.signal or 2))
@@ -245,8 +246,8 @@ def _resumed_game(run_dir: Path, game: str | None, trust_code: bool | list[str])
     there is none or GAME names another, UntrustedCode (a ValueError) when its config
     names code not trusted (before anything, ``--sgf``'s game check included, imports it)."""
     from jaxzero.core.trust import check_trusted
-    from jaxzero.run.config_file import CONFIG_FILE
     from jaxzero.run.driver import holds_run, load_run_config, refuse_foreign
+    from jaxzero.run.layout import CONFIG_FILE
 
     if not holds_run(run_dir):
         raise UsageError(f"nothing to resume in {run_dir}: start a new run without --resume")

@@ -37,13 +37,9 @@ from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
 from jaxzero.measure.players import SearchPlayer, evaluation_player
 from jaxzero.measure.roots import Analysis, analyze_position
 from jaxzero.run import agent_files, members
-from jaxzero.run.checkpoint import (
-    CHECKPOINT_DIR,
-    Checkpointer,
-    CheckpointError,
-    CheckpointRemoved,
-)
+from jaxzero.run.checkpoint import Checkpointer, CheckpointError, CheckpointRemoved
 from jaxzero.run.config_file import read_config_file
+from jaxzero.run.layout import CHECKPOINT_DIR, CONFIG_FILE
 from jaxzero.run.reads import FileRefused
 
 Array = jax.Array
@@ -220,7 +216,7 @@ def parse_settings(items: Sequence[str]) -> dict[str, str]:
 
 def locate(path: Path) -> tuple[Path, int | None]:
     """(run directory, checkpoint step or None for the latest) from a user's path."""
-    if (path / "config.json").exists():
+    if (path / CONFIG_FILE).exists():
         return path, None
     if path.name.isdigit() and path.parent.name == CHECKPOINT_DIR:
         return path.parent.parent, int(path.name)
@@ -235,7 +231,7 @@ def locate(path: Path) -> tuple[Path, int | None]:
 def read_config(run_dir: Path) -> Config:
     """The run's config.json (an older layout is read in today's)."""
     try:
-        return read_config_file(run_dir / "config.json")
+        return read_config_file(run_dir / CONFIG_FILE)
     except FileRefused as error:  # names the file and what is wrong with it
         raise CheckpointError(f"{error}; it is no config.json that jaxzero wrote") from None
     except (OSError, ValueError) as error:
@@ -312,7 +308,7 @@ def _rebuild(where: Path, config: Config, given: tuple) -> tuple:
     names = ("env", "network", "search")
     passed = [name for name, obj in zip(names, given[:3], strict=True) if obj is not None]
     try:
-        check_trusted(config, where / "config.json", trust_code=trust_code, given=passed)
+        check_trusted(config, where / CONFIG_FILE, trust_code=trust_code, given=passed)
     except UntrustedCode as error:
         raise CheckpointError(str(error)) from None
     try:

@@ -43,8 +43,8 @@ from flax import serialization
 
 from jaxzero.core.config import Config, NetworkConfig, config_to_dict, flatten, unflatten
 from jaxzero.run.checkpoint import CheckpointError
-from jaxzero.run.config_file import CONFIG_FILE
 from jaxzero.run.files import os_reason, sha256
+from jaxzero.run.layout import AGENT_FILE, CARD_FILE, CHECKSUMS, CONFIG_FILE, PARAMS_FILE
 from jaxzero.run.nolink import write_atomic, write_json
 from jaxzero.run.reads import (
     MB,
@@ -56,11 +56,7 @@ from jaxzero.run.reads import (
     sha256_inside,
 )
 
-AGENT_FILE = "agent.json"
-PARAMS_FILE = "params.msgpack"
-CARD_FILE = "MODEL_CARD.md"
 BUILT_IN_NETWORKS = ("auto", "resnet", "mlp")  # described by their shape settings
-CHECKSUMS = "checksums.sha256"
 CHECKSUMMED = (AGENT_FILE, CONFIG_FILE, PARAMS_FILE)  # what plays; the card is edited by hand
 FORMAT = 1
 _LISTING_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")  # sha256sum's text and binary modes

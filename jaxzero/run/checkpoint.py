@@ -37,8 +37,9 @@ import orbax.checkpoint as ocp
 
 from jaxzero.core import sharding
 from jaxzero.run import nolink, stored_state
-from jaxzero.run.checksums import CHECKSUMS, damaged_file, write_checksums
+from jaxzero.run.checksums import damaged_file, write_checksums
 from jaxzero.run.files import FileProblem, os_reason
+from jaxzero.run.layout import CHECKPOINT_DIR, CHECKSUMS
 from jaxzero.run.reads import odd_entry
 from jaxzero.run.retention import (
     REMOVED,
@@ -74,7 +75,6 @@ __all__ = [
     "write_checksums",
 ]
 
-CHECKPOINT_DIR = "checkpoints"
 # What a step holds beyond its arrays' bytes: orbax's metadata, the config, the checksums.
 SLACK = 64 << 20
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from jaxzero.run.files import sha256
+from jaxzero.run.layout import CHECKSUMS
 from jaxzero.run.nolink import write_atomic
 from jaxzero.run.reads import LISTING, FileRefused, odd_entry, read_bytes, sha256_inside
-
-CHECKSUMS = "checksums.sha256"
 
 
 def _file_hashes(folder: Path, skip: str = "") -> dict[str, str]:

@@ -22,6 +22,7 @@ import numpy as np
 
 from jaxzero.measure.statistics import mean_interval, welch_difference
 from jaxzero.run import nolink
+from jaxzero.run.layout import POPULATION_FILE, REPORT_DIR, SUMMARY_FILE
 from jaxzero.run.population_report import band
 from jaxzero.run.report import ReportError, code_span, file_name, markdown_text, plt, read_metrics
 
@@ -72,7 +73,7 @@ def write_comparison(out: Path, arms: list[Arm], title: str, lines: list[str]) -
     text = [f"# {markdown_text(title)}", "", *lines, "", *_last_table(metrics, series)]
     text += ["", *_differences(metrics, series), ""]
     text += [f"![{markdown_text(metric)}]({names[metric]})" for metric in metrics]
-    nolink.write_atomic(out.parent, out / "summary.md", "\n".join(text) + "\n")
+    nolink.write_atomic(out.parent, out / SUMMARY_FILE, "\n".join(text) + "\n")
     return out
 
 
@@ -188,10 +189,11 @@ def arms_of(folder: Path, label: str) -> list[Arm]:
     """The arms a run folder holds: a single run is one arm of one seed; a population's
     members that share their hyperparameters are one arm each (diverged members left
     out: their rows stop where they did)."""
-    from jaxzero.run.members import member_folder, read_diverged, read_population
+    from jaxzero.run.layout import member_folder
+    from jaxzero.run.members import read_diverged, read_population
     from jaxzero.run.population_report import arms
 
-    if not (folder / "population.json").is_file():
+    if not (folder / POPULATION_FILE).is_file():
         return [Arm(label, (folder,))]
     seeds, hyper = read_population(folder)
     diverged = read_diverged(folder)
@@ -233,7 +235,7 @@ def write_study_report(root: str | Path) -> Path:
         "",
         f"Command: {code_span(study.command)}" if study.command else "",
     ]
-    return write_comparison(root / "report", arms, f"Study report: {root.name}", lines)
+    return write_comparison(root / REPORT_DIR, arms, f"Study report: {root.name}", lines)
 
 
 def write_runs_report(folders: list[Path], out: Path) -> Path:

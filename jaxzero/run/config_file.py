@@ -14,8 +14,6 @@ from typing import Any
 from jaxzero.core.config import Config, config_from_dict, flatten, unflatten
 from jaxzero.run.reads import read_json
 
-CONFIG_FILE = "config.json"
-
 # The older layout's dotted keys -> today's. arena.simulations (0: "the evaluation count")
 # is folded in by _upgrade.
 _RENAMED = {

@@ -68,14 +68,25 @@ from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.probes import ShareJudge
 from jaxzero.run import hooks as hooks_lib
 from jaxzero.run import manifest, nolink, signals, ways
-from jaxzero.run.checkpoint import CHECKPOINT_DIR, Checkpointer, CheckpointError
-from jaxzero.run.config_file import CONFIG_FILE, read_config_dict, read_config_file
+from jaxzero.run.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.config_file import read_config_dict, read_config_file
 from jaxzero.run.files import FileProblem, json_text, os_reason
-from jaxzero.run.game_records import GAMES_FILE
 from jaxzero.run.hooks import Hook
+from jaxzero.run.layout import (
+    CHECKPOINT_DIR,
+    CONFIG_FILE,
+    ELO_FILE,
+    GAMES_FILE,
+    LOCK_FILE,
+    MEMBERS_DIR,
+    METRICS_FILE,
+    POPULATION_FILE,
+    REPORT_DIR,
+    TENSORBOARD_DIR,
+)
 from jaxzero.run.members import PopulationRun, as_run, is_population, read_population
 from jaxzero.run.reads import read_json
-from jaxzero.run.runs import METRICS_FILE, Judge, Run, SingleRun
+from jaxzero.run.runs import Judge, Run, SingleRun
 
 # What the compiled iteration reads (jaxzero.core.config): a resume continues the run its
 # checkpoint holds only if none of these changed in config.json since.
@@ -88,8 +99,7 @@ RUN_DEFINING = (
 WRITTEN_SECTIONS = ("game", "seed", "search", "train")
 # Besides config.json and checkpoints/ (either makes a folder hold a run), what a run
 # writes into its folder: a new run never starts where one of them is someone else's.
-RUN_NAMES = (METRICS_FILE, "population.json", "elo.json", "members", "report", "tb")
-LOCK_FILE = ".lock"  # held (flock) by the one process writing the run
+RUN_NAMES = (METRICS_FILE, POPULATION_FILE, ELO_FILE, MEMBERS_DIR, REPORT_DIR, TENSORBOARD_DIR)
 
 
 class RunDirError(RuntimeError):
@@ -436,8 +446,8 @@ def _ready(
 # members/K/metrics.jsonl: 2); a link at any of them is refused before anything is written.
 WRITTEN = {
     CONFIG_FILE: 0, manifest.MANIFEST_FILE: 0, METRICS_FILE: 0, GAMES_FILE: 0,
-    "population.json": 0, "elo.json": 0, CHECKPOINT_DIR: 2, "tb": 1, "report": 1,
-    "members": 3,
+    POPULATION_FILE: 0, ELO_FILE: 0, CHECKPOINT_DIR: 2, TENSORBOARD_DIR: 1, REPORT_DIR: 1,
+    MEMBERS_DIR: 3,
 }  # fmt: skip
 
 

@@ -18,8 +18,7 @@ from pathlib import Path
 from jaxzero.measure.round_robin import ANCHOR, RoundRobin
 from jaxzero.run import manifest, nolink
 from jaxzero.run.files import json_text
-
-ELO_FILE = "elo.json"
+from jaxzero.run.layout import ELO_FILE
 
 
 def elo_rows(table: RoundRobin, run_dir: Path) -> list[dict[str, float]]:

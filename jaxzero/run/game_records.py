@@ -39,9 +39,9 @@ from envs import pictures
 from envs.core import Env, State
 from jaxzero.run.files import os_reason
 from jaxzero.run.hooks import JsonlWriter
+from jaxzero.run.layout import GAMES_FILE
 from jaxzero.run.reads import FileRefused, read_lines
 
-GAMES_FILE = "games.jsonl"
 SELF_PLAY = "self-play"
 GAMES_MEMORY = 256 << 20  # read_games keeps the newest games that fit: all of a long run's
 NAME_LIMIT = 200  # characters of a kind or a player's name ("eval vs NAME")

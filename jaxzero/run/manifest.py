@@ -56,31 +56,44 @@ from pathlib import Path, PurePosixPath
 
 from jaxzero.run import nolink
 from jaxzero.run.files import FileProblem, os_reason
+from jaxzero.run.layout import (
+    CHECKPOINT_DIR,
+    CHECKSUMS,
+    CONFIG_FILE,
+    ELO_FILE,
+    GAMES_FILE,
+    MANIFEST_FILE,
+    MEMBERS_DIR,
+    METRICS_FILE,
+    POPULATION_FILE,
+    REPORT_DIR,
+    SUMMARY_FILE,
+    TENSORBOARD_DIR,
+)
 
-MANIFEST_FILE = ".jaxzero-run.json"
 FORMAT = 1
 KINDS = ("files", "folders", "checkpoints")
 MOST_BYTES = 16 << 20  # a manifest larger than this is no manifest of ours
 # What orbax writes into a step (jaxzero.run.checkpoint: CHECKSUMS, STATE_ITEM, AGENT_ITEM
 # and the config item); kept here so that deleting a run needs no orbax import.
-CHECKPOINTS = "checkpoints"
-STEP_FILES = ("_CHECKPOINT_METADATA", "commit_success.txt", "checksums.sha256")
+CHECKPOINTS = CHECKPOINT_DIR
+STEP_FILES = ("_CHECKPOINT_METADATA", "commit_success.txt", CHECKSUMS)
 STEP_ITEMS = ("state", "agent", "config")
 ORBAX_TEMPORARY = re.compile(r"\d+\.orbax-checkpoint-tmp.*")
 ORBAX_REMOVED = ".removed"
 # What jaxzero wrote before the manifest (format 1): the only names --force deletes in a run
 # without one. A closed list, history: newer files are recorded in the manifest.
 # and what today's jaxzero writes by name when it resumes or reports such a run
-OLDER_TOP_FILES = ("config.json", "metrics.jsonl", "population.json", "elo.json", "games.jsonl")
+OLDER_TOP_FILES = (CONFIG_FILE, METRICS_FILE, POPULATION_FILE, ELO_FILE, GAMES_FILE)
 OLDER_ELO = re.compile(r"elo-\d{8}-\d{6}(-\d+)?\.json")
 OLDER_EVENTS = re.compile(r"events\.out\.tfevents\..+")
 OLDER_REPORT = (
-    "summary.md", "losses.png", "kl_gap.png", "win_rates.png", "games.png", "elo.png",
+    SUMMARY_FILE, "losses.png", "kl_gap.png", "win_rates.png", "games.png", "elo.png",
     "policy_loss.png", "value_loss.png", "value_error.png", "kl_search_prior.png",
     "game_length.png", "draw_rate.png", "game_return.png",
     *(f"game_{k}.svg" for k in range(1, 6)),  # a report's games (jaxzero.run.report.STRIPS)
 )  # fmt: skip
-OLDER_MEMBER_FILES = ("config.json", "metrics.jsonl", "games.jsonl")
+OLDER_MEMBER_FILES = (CONFIG_FILE, METRICS_FILE, GAMES_FILE)
 GONE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # no such folder, or a symlink in the way
 
 
@@ -144,7 +157,7 @@ def _checked(entry: object) -> str:
 
 def start(run_dir: Path) -> None:
     """A new run's manifest, recording the config.json about to be written."""
-    _write(run_dir, Manifest(files=frozenset({"config.json"})))
+    _write(run_dir, Manifest(files=frozenset({CONFIG_FILE})))
 
 
 def _write(run_dir: Path, manifest: Manifest) -> None:
@@ -156,7 +169,7 @@ def _write(run_dir: Path, manifest: Manifest) -> None:
 def run_root(folder: Path) -> Path:
     """The run directory whose manifest covers what is written into ``folder``: the folder
     itself, or RUN for a population's member folder ``RUN/members/K``."""
-    if folder.name.isdigit() and folder.parent.name == "members":
+    if folder.name.isdigit() and folder.parent.name == MEMBERS_DIR:
         if has_manifest(folder.parent.parent) and not has_manifest(folder):
             return folder.parent.parent
     return folder
@@ -239,9 +252,9 @@ def older_run(run_dir: Path) -> bool:
     root = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
     try:
         steps = [n for n in _names(root, [CHECKPOINTS]) if n.isdigit()]
-        if any(_is_file(root, [CHECKPOINTS, n, "checksums.sha256"]) for n in steps):
+        if any(_is_file(root, [CHECKPOINTS, n, CHECKSUMS]) for n in steps):
             return True
-        metrics = (["metrics.jsonl"], ["members", "0", "metrics.jsonl"])
+        metrics = ([METRICS_FILE], [MEMBERS_DIR, "0", METRICS_FILE])
         return any(_first_row(root, parts) for parts in metrics)
     finally:
         os.close(root)
@@ -253,10 +266,11 @@ def older_entries(run_dir: Path) -> Manifest:
     try:
         top = _names(root, [])
         files = {n for n in top if n in OLDER_TOP_FILES or OLDER_ELO.fullmatch(n)}
-        files |= {f"tb/{n}" for n in _names(root, ["tb"]) if OLDER_EVENTS.fullmatch(n)}
+        tb = TENSORBOARD_DIR
+        files |= {f"{tb}/{n}" for n in _names(root, [tb]) if OLDER_EVENTS.fullmatch(n)}
         files |= {f"report/{n}" for n in OLDER_REPORT}
-        folders = {CHECKPOINTS, "tb", "report", "members"}
-        for k in (n for n in _names(root, ["members"]) if n.isdigit()):
+        folders = {CHECKPOINTS, TENSORBOARD_DIR, REPORT_DIR, MEMBERS_DIR}
+        for k in (n for n in _names(root, [MEMBERS_DIR]) if n.isdigit()):
             files |= {f"members/{k}/{n}" for n in OLDER_MEMBER_FILES}
             files |= {f"members/{k}/report/{n}" for n in OLDER_REPORT}
             folders |= {f"members/{k}", f"members/{k}/report"}

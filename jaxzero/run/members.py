@@ -37,7 +37,7 @@ from jaxzero.core.memory import check_memory
 from jaxzero.core.population import Population, member
 from jaxzero.run import manifest
 from jaxzero.run.checkpoint import Checkpointer
-from jaxzero.run.game_records import GAMES_FILE, GameRecorder
+from jaxzero.run.game_records import GameRecorder
 from jaxzero.run.hooks import (
     FINITE,
     Diverged,
@@ -48,12 +48,18 @@ from jaxzero.run.hooks import (
     Progress,
     Step,
 )
+from jaxzero.run.layout import (
+    CONFIG_FILE,
+    GAMES_FILE,
+    MEMBERS_DIR,
+    METRICS_FILE,
+    POPULATION_FILE,
+    member_folder,
+)
 from jaxzero.run.nolink import write_json
 from jaxzero.run.reads import read_json
 from jaxzero.run.runs import Judge, Run, SingleRun
 
-POPULATION_FILE = "population.json"
-MEMBERS_DIR = "members"
 DIVERGED = "diverged"  # population.json's record of the members that diverged
 
 
@@ -177,8 +183,8 @@ def write_population(run_dir: Path, population: Population) -> None:
     for k, config in enumerate(population.members):
         folder = member_folder(run_dir, k)
         manifest.make_folders(run_dir, folder)
-        manifest.record(run_dir, files=[folder / "config.json"])
-        write_json(run_dir, folder / "config.json", config_to_dict(config))
+        manifest.record(run_dir, files=[folder / CONFIG_FILE])
+        write_json(run_dir, folder / CONFIG_FILE, config_to_dict(config))
 
 
 def check_members(run_dir: Path, population: Population) -> None:
@@ -186,7 +192,7 @@ def check_members(run_dir: Path, population: Population) -> None:
     ``run_dir`` trained: its ``members/K/config.json`` (seed and hyperparameters included).
     It catches an edited population.json, or other seeds or values asked of a resume."""
     for k, config in enumerate(population.members):
-        path = member_folder(run_dir, k) / "config.json"
+        path = member_folder(run_dir, k) / CONFIG_FILE
         try:
             trained = read_json(path, path.parent)
             if not isinstance(trained, dict):
@@ -204,11 +210,6 @@ def check_members(run_dir: Path, population: Population) -> None:
                 f"population to resume has {key}={asked.get(key)} (an edited "
                 f"{POPULATION_FILE}, or other --seeds/--grid): restore it, or start a new run"
             )
-
-
-def member_folder(run_dir: Path, k: int) -> Path:
-    """``RUN/members/K``."""
-    return run_dir / MEMBERS_DIR / str(k)
 
 
 def member_of(path: Path) -> tuple[Path, int] | None:
@@ -318,7 +319,7 @@ class MemberRows:
     def start(self, state: Any) -> None:
         self._row = MetricsRow(self.every, self.positions_per_iteration * self.size)
         self._writers = [
-            JsonlWriter(member_folder(self.run_dir, k) / "metrics.jsonl") for k in range(self.size)
+            JsonlWriter(member_folder(self.run_dir, k) / METRICS_FILE) for k in range(self.size)
         ]
         # the population's iteration (a diverged member's own counter stopped)
         first = member(state, 0).replace(iteration=np.max(state.iteration))

@@ -18,7 +18,8 @@ import numpy as np
 
 from jaxzero.measure.statistics import t975
 from jaxzero.run import manifest, nolink
-from jaxzero.run.members import diverged_description, member_folder, read_diverged, read_population
+from jaxzero.run.layout import REPORT_DIR, SUMMARY_FILE, member_folder
+from jaxzero.run.members import diverged_description, read_diverged, read_population
 from jaxzero.run.report import ReportError, markdown_text, plt, read_metrics, record_report
 
 # The metrics drawn, when logged: what tells arms apart in training.
@@ -67,7 +68,7 @@ def write_population_report(run_dir: Path) -> Path:
     if logged == 0:
         raise ReportError(f"{run_dir}'s members hold no rows: train for a logging interval")
     iterations = np.array([row["iteration"] for row in rows[training[0]][:logged]])
-    out = run_dir / "report"
+    out = run_dir / REPORT_DIR
     manifest.make_folders(run_dir, out)
     grouped = arms(hyper, len(seeds))
     names = [m for m in METRICS if all(m in row for r in rows.values() for row in r[:logged])]
@@ -100,8 +101,8 @@ def write_population_report(run_dir: Path) -> Path:
     grouped = {arm: [k for k in members if k in rows] for arm, members in grouped.items()}
     lines += [*_table(grouped, series), ""]
     lines += _figures(run_dir, out, grouped, series, iterations)
-    record_report(run_dir, out, ["summary.md"])
-    nolink.write_atomic(run_dir, out / "summary.md", "\n".join(lines) + "\n")
+    record_report(run_dir, out, [SUMMARY_FILE])
+    nolink.write_atomic(run_dir, out / SUMMARY_FILE, "\n".join(lines) + "\n")
     return out
 
 

@@ -21,18 +21,19 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from jaxzero.run import manifest, nolink  # noqa: E402
-from jaxzero.run.elo_files import ELO_FILE  # noqa: E402  (written by `jaxzero eval`)
 from jaxzero.run.files import FileProblem, os_reason  # noqa: E402
-from jaxzero.run.game_records import (  # noqa: E402
+from jaxzero.run.game_records import SELF_PLAY, RecordedGame, read_games, strip_svg
+from jaxzero.run.layout import (
+    CONFIG_FILE,
+    ELO_FILE,
     GAMES_FILE,
-    SELF_PLAY,
-    RecordedGame,
-    read_games,
-    strip_svg,
+    METRICS_FILE,
+    POPULATION_FILE,
+    REPORT_DIR,
+    SUMMARY_FILE,
 )
 from jaxzero.run.reads import ELO, FileRefused, read_json, read_lines  # noqa: E402
 
-METRICS_FILE = "metrics.jsonl"
 STRIPS = 5  # recorded games a report draws
 
 # figure file -> (title, y label, metric-name predicate)
@@ -191,7 +192,7 @@ def write_report(run_dir: str | Path) -> Path:
     population's (``RUN/population.json``) draws each arm across its seeds
     (:mod:`jaxzero.run.population_report`)."""
     run_dir = Path(run_dir)
-    if (run_dir / "population.json").is_file():
+    if (run_dir / POPULATION_FILE).is_file():
         from jaxzero.run.population_report import write_population_report
 
         try:
@@ -204,7 +205,7 @@ def write_report(run_dir: str | Path) -> Path:
             ) from None
     rows, skipped = read_metrics(run_dir)
     elo_rows = read_elo_rows(run_dir)
-    out = run_dir / "report"
+    out = run_dir / REPORT_DIR
     try:
         manifest.make_folders(manifest.run_root(run_dir), out)
         nolink.check_writable(run_dir, out, "the report")
@@ -242,8 +243,8 @@ def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
         made.append("elo.png")
     lines = _summary(run_dir, rows, skipped, elo_rows, names, promotions, made)
     lines += _game_strips(run_dir, out)
-    record_report(run_dir, out, ["summary.md"])
-    nolink.write_atomic(run_dir, out / "summary.md", "\n".join(lines))
+    record_report(run_dir, out, [SUMMARY_FILE])
+    nolink.write_atomic(run_dir, out / SUMMARY_FILE, "\n".join(lines))
     return out
 
 
@@ -312,7 +313,7 @@ def _game_strips(run_dir: Path, out: Path) -> list[str]:
     from jaxzero.run.config_file import read_config_file
 
     try:
-        game = read_config_file(run_dir / "config.json").game
+        game = read_config_file(run_dir / CONFIG_FILE).game
     except (OSError, ValueError):
         return []  # no config to name the game: no games to draw
     if not (run_dir / GAMES_FILE).exists():

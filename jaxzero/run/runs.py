@@ -27,10 +27,10 @@ from jaxzero.measure.gate import make_gate
 from jaxzero.measure.players import evaluation_player
 from jaxzero.run import hooks as hooks_lib
 from jaxzero.run.checkpoint import Checkpointer
-from jaxzero.run.game_records import GAMES_FILE, GameRecorder
+from jaxzero.run.game_records import GameRecorder
 from jaxzero.run.hooks import FiniteGuard, Hook
+from jaxzero.run.layout import GAMES_FILE, METRICS_FILE, TENSORBOARD_DIR
 
-METRICS_FILE = "metrics.jsonl"
 Judge = Callable[[Any], dict[str, float]]  # params -> {"optimal": share of solved positions}
 
 
@@ -139,7 +139,7 @@ class SingleRun:
         if sharding.is_main_process():
             hooks += [
                 hooks_lib.JsonlWriter(run_dir / METRICS_FILE),
-                hooks_lib.TensorBoardWriter(run_dir / "tb"),
+                hooks_lib.TensorBoardWriter(run_dir / TENSORBOARD_DIR),
                 hooks_lib.Progress(on_log),
             ]
         return [*hooks, games] if recording else hooks

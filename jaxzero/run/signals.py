@@ -30,6 +30,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from jaxzero.run.layout import CHECKPOINT_DIR
+
 _created: list[Path] = []  # run folders this process made (removed if never checkpointed)
 _loop = threading.Event()  # set while the training loop takes the signals itself
 _installed = threading.Event()
@@ -133,7 +135,7 @@ def _flush() -> None:
 
 def _remove_unsaved(run_dir: Path) -> bool:
     """Remove ``run_dir`` if it holds no checkpoint; whether it did."""
-    folder = run_dir / "checkpoints"
+    folder = run_dir / CHECKPOINT_DIR
     if folder.is_dir() and any(p.name.isdigit() for p in folder.iterdir()):
         return False
     shutil.rmtree(run_dir, ignore_errors=True)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from jaxzero.core.config import Config, apply_overrides, config_from_dict, config_to_dict, flatten
 from jaxzero.core.population import TRACED
 from jaxzero.run import nolink
+from jaxzero.run.layout import STUDY_FILE, arm_folder
 from jaxzero.run.reads import read_json
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
     from jaxzero.run.driver import TrainResult
     from jaxzero.run.hooks import Hook
 
-STUDY_FILE = "study.json"
-ARMS_DIR = "arms"
 # An arm's process: -P ("safe path") puts neither the working directory nor a script's
 # folder on sys.path, so a typer.py where the study starts never runs in its arms; the
 # user's own modules typed on the command line are still found there (envs.registry).
@@ -93,7 +92,7 @@ class Study:
         Returns:
             The arm's run folder, ``root/arms/NAME``.
         """
-        return root / ARMS_DIR / name
+        return arm_folder(root, name)
 
 
 def make_study(

@@ -25,10 +25,10 @@ import numpy as np
 
 from jaxzero.core import sharding
 from jaxzero.core.config import config_to_dict, flatten
-from jaxzero.run.config_file import CONFIG_FILE, read_config_file
+from jaxzero.run.config_file import read_config_file
 from jaxzero.run.hooks import Step
+from jaxzero.run.layout import CONFIG_FILE, REPORT_DIR
 
-REPORT_DIR = "report"  # where `jaxzero report` writes a run's figures
 INSTALL = "pip install 'jaxzero[wandb]'"
 
 
