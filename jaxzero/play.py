@@ -16,16 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from envs import Env, State
+from jaxzero.core.single_game import SingleGame, batch_of_one
 from jaxzero.measure.players import SearchPlayer
 from jaxzero.run.agent import Agent
 
 
 class InputEnded(Exception):
     """The human's input stream ended before the game did."""
-
-
-def _batch(state: State) -> State:
-    return jax.tree.map(lambda x: x[None], state)
 
 
 def legal_moves(env: Env, state: State) -> list[str]:
@@ -80,9 +77,9 @@ def play_game(
         human = -1  # nobody's seat: the agent plays every move
     key = jax.random.key(seed)
     key, k_init = jax.random.split(key)
-    state = jax.jit(env.init)(k_init)
-    step = jax.jit(env.step)  # op by op, a pgx game's move takes seconds
-    trees = player.empty_trees(_batch(state), agent.params) if player.reuses_tree else None
+    game = SingleGame(env)  # op by op, a pgx game's move takes seconds
+    state = game.init(k_init)
+    trees = player.empty_trees(batch_of_one(state), agent.params) if player.reuses_tree else None
     total = 0.0
     while not (bool(state.terminated) or bool(state.truncated)):
         stdout.write("\n" + env.render(state) + "\n")
@@ -92,7 +89,7 @@ def play_game(
             action = read_move(env, state, stdin, stdout)
         else:
             key, k_act = jax.random.split(key)
-            batch = _batch(state)
+            batch = batch_of_one(state)
             if trees is None:
                 action = int(player.jitted(agent.params, batch, k_act)[0])
             else:  # its search goes on from the tree of the moves so far
@@ -104,7 +101,7 @@ def play_game(
                 f"(its value estimate: {float(value[0]):+.2f})\n"
             )
         key, k_step = jax.random.split(key)
-        state = step(state, jnp.int32(action), k_step)
+        state = game.step(state, action, k_step)
         if trees is not None:
             trees = player.jitted_carry(trees, jnp.full((1,), action, jnp.int32))
         total += float(state.rewards[0 if solo else human])

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from envs.go import Go, GoState, action_to_gtp, gtp_to_action, score
+from jaxzero.core.single_game import batch_of_one
 from jaxzero.run.agent import Agent
 
 COMMANDS = (
@@ -103,7 +104,7 @@ class GtpEngine:
 
     def _forget_trees(self) -> None:
         """Empty search trees (with ``reuse_tree``): a new game, or new rules (komi)."""
-        batch = jax.tree.map(lambda x: x[None], self.state)
+        batch = batch_of_one(self.state)
         reuse = self.player.reuses_tree
         self.trees = self.player.empty_trees(batch, self.agent.params) if reuse else None
 
@@ -170,7 +171,7 @@ class GtpEngine:
         if bool(self.state.terminated | self.state.truncated):
             return "pass"
         self._to_move(colour)
-        batch = jax.tree.map(lambda x: x[None], self.state)
+        batch = batch_of_one(self.state)
         _, value = self.agent.evaluate(batch)
         if float(value[0]) < self.resign_threshold:
             return "resign"

@@ -23,6 +23,7 @@ import numpy as np
 
 from envs import pictures
 from envs.core import Env, State, caption
+from jaxzero.core.single_game import batch_of_one
 from jaxzero.measure.players import SearchPlayer
 
 Array = jax.Array
@@ -45,8 +46,7 @@ class RootAnalysis:
 
 def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array) -> RootAnalysis:
     """``player``'s noise-free search from ``state`` (unbatched), and its greedy choice."""
-    states = jax.tree.map(lambda x: x[None], state)
-    output = player.jitted_search(params, states, key)
+    output = player.jitted_search(params, batch_of_one(state), key)
     tree = jax.device_get(output.search_tree)
     root = tree.ROOT_INDEX
     legal = np.asarray(state.legal_action_mask)
