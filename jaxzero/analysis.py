@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from envs.core import Env, State
 from envs.go import Go
+from jaxzero.core.single_game import SingleGame
 from jaxzero.go import sgf
 from jaxzero.measure.roots import (  # noqa: F401  (the notebook's and the CLI's names)
     Analysis,
@@ -82,7 +83,7 @@ def line_from_moves(
         env: the game.
         moves: moves in the game's notation (:func:`split_moves`).
         key: the key of the start and of each move's chance (default ``key(0)``).
-        step: a ``jax.jit(env.step)`` to share (default: one made here).
+        step: a compiled step to share, ``SingleGame(env).step`` (default: one made here).
 
     Returns:
         ``(states, actions)``, ``len(actions) + 1`` unbatched states.
@@ -91,7 +92,7 @@ def line_from_moves(
         ValueError: a malformed or illegal move, or a move after the game's end, in one line.
     """
     key = jax.random.key(0) if key is None else key
-    step = jax.jit(env.step) if step is None else step
+    step = SingleGame(env).step if step is None else step
     states, actions = [env.init(key)], []
     for number, token in enumerate(split_moves(env, moves), start=1):
         state = states[-1]

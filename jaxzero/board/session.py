@@ -28,12 +28,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from envs.core import State, caption
 from envs.go import Go
 from jaxzero.analysis import line_from_moves, move_words
+from jaxzero.core.single_game import SingleGame
 from jaxzero.go import sgf
 from jaxzero.measure.roots import Analysis, analyze_position, principal_variation
 from jaxzero.run.agent import Agent
@@ -73,7 +73,7 @@ class Session:
         self.games = list(games)
         self._longest_move = move_words(self.env)  # words: what a list of moves may hold
         self._lock = threading.Lock()
-        self._step = jax.jit(self.env.step)
+        self._step = SingleGame(self.env).step  # every line of this board shares it
         self._seed = seed
         self._key = jax.random.key(seed)
         self.states: list[State] = []
@@ -200,7 +200,7 @@ class Session:
                     f"the record's move {number} ({env.action_to_text(action)}) is illegal"
                 )
             self._key, key = jax.random.split(self._key)
-            states.append(self._step(state, jnp.int32(action), key))
+            states.append(self._step(state, action, key))
         komi = f"komi {record.komi:g} in the record, {env.komi:g} in the agent's games"
         return (
             states,
@@ -354,7 +354,7 @@ class Session:
 
     def _advance(self, action: int, by_agent: bool = False) -> None:
         self._key, key = jax.random.split(self._key)
-        self.states.append(self._step(self.states[self.cursor], jnp.int32(action), key))
+        self.states.append(self._step(self.states[self.cursor], action, key))
         self.moves.append(action)
         self._by[self.cursor] = "agent" if by_agent else "you"
         self.cursor += 1

@@ -37,6 +37,7 @@ import numpy as np
 
 from envs import pictures
 from envs.core import Env, State
+from jaxzero.core.single_game import SingleGame
 from jaxzero.run.files import os_reason
 from jaxzero.run.hooks import JsonlWriter
 from jaxzero.run.layout import GAMES_FILE
@@ -294,7 +295,8 @@ def game_states(env: Env, moves: Sequence[int], step: Any = None) -> list[State]
     Args:
         env: the game.
         moves: action indices from the start.
-        step: a ``jax.jit(env.step)`` to share between calls (default: one made here).
+        step: a compiled step to share between calls, ``SingleGame(env).step`` (default:
+            one made here).
 
     Returns:
         ``len(moves) + 1`` unbatched states.
@@ -304,7 +306,7 @@ def game_states(env: Env, moves: Sequence[int], step: Any = None) -> list[State]
             chance (a shuffled deck, a dice roll), which the record does not hold, or a
             move is illegal where it is played.
     """
-    step = jax.jit(env.step) if step is None else step
+    step = SingleGame(env).step if step is None else step
     keys = jax.random.split(jax.random.key(0), 2)
     state, other = env.init(keys[0]), env.init(keys[1])
     if not _same(state, other):
@@ -334,7 +336,7 @@ def strip_svg(env: Env, game: RecordedGame, columns: int = 10, step: Any = None)
         env: the game.
         game: the record.
         columns: pictures a row.
-        step: a ``jax.jit(env.step)`` to share.
+        step: a compiled step to share, ``SingleGame(env).step``.
 
     Returns:
         One SVG document.

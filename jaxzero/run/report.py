@@ -13,13 +13,13 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-import jax
 import matplotlib
 import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from jaxzero.core.single_game import SingleGame  # noqa: E402
 from jaxzero.run import manifest, nolink  # noqa: E402
 from jaxzero.run.files import FileProblem, os_reason  # noqa: E402
 from jaxzero.run.game_records import SELF_PLAY, RecordedGame, read_games, strip_svg
@@ -331,7 +331,7 @@ def _game_strips(run_dir: Path, out: Path) -> list[str]:
     except (ValueError, TypeError) as error:
         return ["## Games", "", f"Not drawn: {markdown_text(error)}.", ""]
     lines = ["## Games", ""]
-    step = jax.jit(env.step)
+    step = SingleGame(env).step
     for number, recorded in enumerate(games, start=1):
         name = f"game_{number}.svg"
         try:
