@@ -30,7 +30,7 @@ import jax
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jaxzero  # noqa: E402
-from jaxzero.measure.games import game_extras  # noqa: E402
+from jaxzero.core.games import game_kit  # noqa: E402
 from jaxzero.measure.match import play_match  # noqa: E402
 from jaxzero.measure.solo import make_solo  # noqa: E402
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         results = {}
         for name, player in (("step key", step_key), ("chance nodes", chance)):
             results[name] = make_solo(agent.env, player, args.games)(agent.params, key)
-        summary = game_extras(agent.env.id).score_summary or (lambda r: "")
+        summary = game_kit(agent.env.id).score_summary or (lambda r: "")
         print("\n| search | mean score | 95% interval | moves a game | |")
         print("|---|---|---|---|---|")
         for name, result in results.items():

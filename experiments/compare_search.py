@@ -45,8 +45,9 @@ import jax
 from experiments import compare_search_report as report
 from experiments.compare_search_report import KINDS
 from jaxzero.core.config import apply_overrides
+from jaxzero.core.games import game_kit
 from jaxzero.core.presets import get_preset
-from jaxzero.measure.games import game_extras, solved_games
+from jaxzero.measure.games import solved_games
 from jaxzero.measure.match import play_match
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
@@ -110,7 +111,7 @@ TIERS: dict[str, Tier] = {
 def policy_improvement(agent: Agent, tier: Tier, key, log=print, matches_too=True) -> dict:
     """The three tables: search(kind, n) vs raw and vs the other kind (if ``matches_too``);
     solver-optimal shares where the game has a solved set, and Gumbel's minus PUCT's."""
-    game, params, plies = agent.env.id, agent.params, game_extras(agent.env.id).opening_plies
+    game, params, plies = agent.env.id, agent.params, game_kit(agent.env.id).opening_plies
     raw = RawPolicyPlayer(agent.apply_fn)  # the network as the agent's search sees it
     probe = SolvedPositions(agent.env) if game in solved_games() else None
     play = functools.partial(play_match, opening_plies=plies, params_a=params, params_b=params)
@@ -183,7 +184,7 @@ def training_rows(root: Path, study: Study) -> list[dict[str, Any]]:
     rows = []
     for name in study.arms:
         config = study.arm_config(name)
-        load = game_extras(config.game).positions  # None: a game without solved positions
+        load = game_kit(config.game).positions  # None: a game without solved positions
         total = len(load().lengths) if load is not None else 0
         for k, seed in enumerate(study.seeds):
             for row in read_metrics(member_folder(study.folder(root, name), k))[0]:

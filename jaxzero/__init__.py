@@ -14,6 +14,7 @@ Your own game, network and search rule are arguments (mctx's style)::
         search=jaxzero.PuctSearch(interior_selection=my_rule),
     )
     jaxzero.train("runs/mine", trainer=trainer, iterations=100)
+    jaxzero.register_game(jaxzero.GameKit("my_game", env=MyGame, preset=config))  # by name
 
 Many seeds and hyperparameters as one compiled program (a population axis)::
 
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jaxzero.core.config import Config, apply_overrides
     from jaxzero.core.defaults import default_config
+    from jaxzero.core.games import GameKit, register_game
     from jaxzero.core.loop import Trainer, TrainState, make_trainer
     from jaxzero.core.networks import ApplyFn, make_network, register_network
     from jaxzero.core.policies import (
@@ -64,6 +66,8 @@ _EXPORTS = {
     "apply_overrides": "jaxzero.core.config",
     "default_config": "jaxzero.core.defaults",
     "get_preset": "jaxzero.core.presets",
+    "GameKit": "jaxzero.core.games",
+    "register_game": "jaxzero.core.games",
     # the compiled iteration and its extension points
     "make_trainer": "jaxzero.core.loop",
     "Trainer": "jaxzero.core.loop",
@@ -114,6 +118,7 @@ __all__ = [
     "Agent",
     "ApplyFn",
     "Config",
+    "GameKit",
     "GumbelSearch",
     "Hook",
     "MatchResult",
@@ -145,6 +150,7 @@ __all__ = [
     "member",
     "optimal_move_share",
     "play_match",
+    "register_game",
     "register_network",
     "register_opponent",
     "register_search",

@@ -67,7 +67,7 @@ def test_identical_players_give_a_symmetric_match(ttt):
 
 
 def test_both_colours_and_counts(ttt):
-    minimax = opponents.tic_tac_toe_minimax(ttt)
+    minimax = opponents.make_opponent("tic_tac_toe_minimax", ttt)
     random = opponents.uniform_random(ttt)
     result = play_match(ttt, random, minimax, 100, jax.random.key(3), opening_plies=0)
     assert result.games == 100 and sum(result.first) == 50
@@ -79,7 +79,7 @@ def test_both_colours_and_counts(ttt):
 
 
 def test_tic_tac_toe_move_quality(ttt):
-    perfect = optimal_move_share(opponents.tic_tac_toe_minimax(ttt), "tic_tac_toe")
+    perfect = optimal_move_share(opponents.make_opponent("tic_tac_toe_minimax", ttt), "tic_tac_toe")
     assert perfect.positions == 4520 and perfect.optimal == 1.0 and perfect.kept == 1.0
     assert 0 < perfect.critical < 4520
     random = optimal_move_share(opponents.uniform_random(ttt), ttt)

@@ -9,14 +9,16 @@ import game_pages
 import pytest
 
 import envs.tic_tac_toe
+from jaxzero.core import games
+from jaxzero.core.games import game_kit
 
-NAMES = ["index.md", *(f"{page.slug}.md" for page in game_pages.PAGES)]
+NAMES = ["index.md", *(f"{page.slug}.md" for page in game_pages.game_pages())]
 
 
 def _written(name: str) -> str:
     if name == "index.md":
         return game_pages.index_text()
-    return game_pages.page_text(next(p for p in game_pages.PAGES if f"{p.slug}.md" == name))
+    return game_pages.page_text(next(p for p in game_pages.game_pages() if f"{p.slug}.md" == name))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -34,14 +36,15 @@ def test_no_page_in_docs_games_is_left_over():
 
 
 def test_a_changed_shape_or_preset_changes_the_page(monkeypatch):
-    page = game_pages.PAGES[0]
+    page = game_pages.game_pages()[0]
     before = game_pages.page_text(page)
     monkeypatch.setattr(envs.tic_tac_toe.TicTacToe, "observation_shape", (3, 3, 3))
     assert "| (3, 3, 3) |" in game_pages.page_text(page)
     monkeypatch.undo()
-    preset = game_pages.PRESETS["tic_tac_toe"]
-    changed = dataclasses.replace(preset, seed=7)
-    monkeypatch.setitem(game_pages.PRESETS, "tic_tac_toe", changed)
+    kit = game_kit("tic_tac_toe")
+    assert kit.preset is not None
+    changed = dataclasses.replace(kit, preset=dataclasses.replace(kit.preset, seed=7))
+    monkeypatch.setattr(games, "_KITS", games.game_kits() | {"tic_tac_toe": changed})
     assert game_pages.page_text(page) != before and "| `seed` | `7` |" in game_pages.page_text(page)
 
 

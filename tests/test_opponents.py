@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxzero.core import presets
-from jaxzero.measure import games, opponents
+from jaxzero.core import games
+from jaxzero.measure import opponents
 from jaxzero.measure.match import play_match
 from jaxzero.measure.positions import states_from_moves
 from jaxzero.measure.solvers import connect_four as c4
@@ -73,7 +73,7 @@ def test_random_plays_only_legal_moves(c4_env):
 
 
 def test_minimax_never_loses(ttt):
-    minimax = opponents.tic_tac_toe_minimax(ttt)
+    minimax = opponents.make_opponent("tic_tac_toe_minimax", ttt)
     random = opponents.uniform_random(ttt)
     result = play_match(ttt, minimax, random, 400, jax.random.key(0), opening_plies=0)
     assert result.losses == 0 and result.wins > 300
@@ -90,13 +90,13 @@ def test_pure_mcts_beats_random_at_tic_tac_toe(ttt):
 
 def test_connect_four_solver_plays_best_scores(c4_env):
     position = [1, 5, 4, 6, 4, 5, 4, 0, 1]  # "265756512", a loss in -12: only column 4 holds
-    actions = decide(c4_env, opponents.connect_four_solver(c4_env), [position])
+    actions = decide(c4_env, opponents.make_opponent("connect_four_solver", c4_env), [position])
     scores = c4.Solver().move_scores(position)
     assert scores.max() == -12 and (scores[actions[0]] == -12).all()
 
 
 def test_connect_four_solver_falls_back_to_one_ply_over_budget(c4_env):
-    player = opponents.connect_four_solver(c4_env, max_nodes=100)
+    player = opponents.make_opponent("connect_four_solver", c4_env, max_nodes=100)
     actions = decide(c4_env, player, [[3], [0, 6, 0, 6, 0]])
     assert len(set(actions[0].tolist())) > 1  # not solved: one-ply's random choice
     assert (actions[1] == 0).all()  # one-ply still blocks
@@ -146,22 +146,21 @@ def test_an_opponent_name_is_a_plain_word(name):
     assert name not in opponents.OPPONENTS
 
 
-def test_greedy_and_perfect_are_the_players_the_game_registry_names(ttt, registered, monkeypatch):
-    """A game's heuristic and perfect player are whatever its entry names: no opponent
+def test_greedy_and_perfect_are_the_players_the_game_kit_names(ttt, registered, monkeypatch):
+    """A game's heuristic and perfect player are whatever its kit names: no opponent
     knows the game otherwise."""
-    monkeypatch.setitem(games.EXTRAS, "tic_tac_toe", games.GameExtras(heuristic=registered))
+    kit = games.GameKit("tic_tac_toe", heuristic=registered)
+    monkeypatch.setattr(games, "_KITS", games.game_kits() | {"tic_tac_toe": kit})
     states = states_from_moves(ttt, np.array([[4, 0]]), np.array([2]))
     assert opponents.make_opponent("greedy", ttt)(None, states, jax.random.key(0)).tolist() == [1]
     with pytest.raises(ValueError, match="no perfect player for 'tic_tac_toe'"):
         opponents.make_opponent("perfect", ttt)
-    monkeypatch.setitem(games.EXTRAS, "tic_tac_toe", games.GameExtras(perfect=registered))
+    kit = games.GameKit("tic_tac_toe", perfect=registered)
+    monkeypatch.setattr(games, "_KITS", games.game_kits() | {"tic_tac_toe": kit})
     assert opponents.make_opponent("perfect", ttt)(None, states, jax.random.key(0)).tolist() == [1]
 
 
-def test_every_player_and_preset_a_game_entry_names_exists():
-    for game, extras in games.EXTRAS.items():
-        for name in (extras.heuristic, extras.perfect):
-            assert name is None or name in opponents.OPPONENTS, (game, name)
-        assert extras.preset is None or extras.preset in presets.PRESETS, (game, extras.preset)
-    for name, preset in presets.PRESETS.items():  # each preset is one game's, pointed to once
-        assert games.game_extras(preset.game).preset == name
+def test_every_player_a_game_kit_names_exists():
+    for game, kit in games.game_kits().items():
+        for name in (kit.heuristic, kit.perfect):
+            assert name is None or name in opponents.opponents(), (game, name)

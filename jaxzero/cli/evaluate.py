@@ -108,8 +108,8 @@ def _solo_eval(loaded: Loaded, games: int, simulations: int | None, seed: int) -
     random and greedy play's, printed (no ratings: there is no opponent)."""
     import jax
 
+    from jaxzero.core.games import game_kit
     from jaxzero.measure.evaluation import SOLO_OPPONENTS
-    from jaxzero.measure.games import game_extras
     from jaxzero.measure.opponents import make_opponent
     from jaxzero.measure.solo import make_solo
 
@@ -118,7 +118,7 @@ def _solo_eval(loaded: Loaded, games: int, simulations: int | None, seed: int) -
         (name, agent.search_player(simulations), agent.params) for name, agent, _ in loaded
     ]
     players += [(name, make_opponent(name, env), None) for name in SOLO_OPPONENTS]
-    summary = game_extras(env.id).score_summary
+    summary = game_kit(env.id).score_summary
     key = jax.random.key(seed)  # the same key for all: the same starting positions
     for name, player, params in players:
         result = make_solo(env, player, games)(params, key)

@@ -7,31 +7,26 @@ has a leading ``[B]`` axis), ``actions`` int32 [B], always a legal action of eac
 Opponents are pure and jit-safe; each is written for one state and ``jax.vmap``-ed, so a
 match of B games costs one call per move.
 
-``make_opponent(name, env, **kwargs)`` builds one by name (see ``OPPONENTS``);
-``register_opponent(name, factory)`` adds a name. "greedy" and "perfect" are the game's
-own heuristic and perfect players, as its entry in :mod:`jaxzero.measure.games` names
-them; this module knows no game by name beyond the players written for one.
+``make_opponent(name, env, **kwargs)`` builds one by name (see :func:`opponents`);
+``register_opponent(name, factory)`` adds a name. A game's own players (a solver, a
+heuristic) are declared with the rest of the game, in its kit (:mod:`jaxzero.core.games`),
+and found here by name; "greedy" and "perfect" are the players its kit names. This module
+knows no game by name.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import jax
 import jax.numpy as jnp
 import mctx
-import numpy as np
 
 from envs.core import Env, State
-from jaxzero.measure.games import EXTRAS, game_extras
+from jaxzero.core.games import game_kit, game_kits
 from jaxzero.measure.players import Player
-
-if TYPE_CHECKING:
-    from envs.connect_four import ConnectFourState
-    from envs.star_duel import StarDuelState
-    from envs.tic_tac_toe import TicTacToeState
 
 Array = jax.Array
 
@@ -63,7 +58,7 @@ def sample_legal(key: Array, mask: Array) -> Array:
     return jax.random.categorical(key, logits).astype(jnp.int32)
 
 
-def _batched(act: Callable[[State, Array], Array]) -> Player:
+def batched(act: Callable[[State, Array], Array]) -> Player:
     """Turn ``act(state, key) -> action`` for one state into a batched player."""
 
     def player(params: Any, states: State, key: Array) -> Array:
@@ -74,7 +69,7 @@ def _batched(act: Callable[[State, Array], Array]) -> Player:
     return player
 
 
-def _plays(env: Env, game: str, name: str) -> None:
+def require_game(env: Env, game: str, name: str) -> None:
     """ValueError unless ``env`` is the game ``game`` that the opponent ``name`` plays."""
     if env.id != game:
         raise ValueError(f"{name} plays {game}, not {env.id!r}")
@@ -83,7 +78,7 @@ def _plays(env: Env, game: str, name: str) -> None:
 def uniform_random(env: Env) -> Player:
     """A uniformly random legal move."""
     del env
-    return _batched(lambda state, key: sample_legal(key, state.legal_action_mask))
+    return batched(lambda state, key: sample_legal(key, state.legal_action_mask))
 
 
 # Successor states one_ply steps at once for each state it plays (times the games in play).
@@ -136,7 +131,7 @@ def one_ply(env: Env) -> Player:
         choice = jnp.where(wins.any(), wins, jnp.where(safe.any(), safe, legal))
         return sample_legal(k_pick, choice)
 
-    return _batched(act)
+    return batched(act)
 
 
 def rollout_return(env: Env, state: State, key: Array) -> Array:
@@ -234,87 +229,7 @@ def pure_mcts(
     return player
 
 
-def tic_tac_toe_minimax(env: Env) -> Player:
-    """Perfect tic-tac-toe: a uniformly random move among those with the best result.
-
-    Reads the exhaustive table of :mod:`jaxzero.measure.solvers.tic_tac_toe` (computed once per
-    process) with the base-3 index of ``state.board``. Never loses; wins whenever the
-    opponent errs into a lost position.
-    """
-    _plays(env, "tic_tac_toe", "tic_tac_toe_minimax")
-    from jaxzero.measure.solvers import tic_tac_toe
-
-    results = tic_tac_toe.solve().move_results  # int8 [19683, 9]
-    table = jnp.asarray(np.where(results == tic_tac_toe.ILLEGAL, -2, results), jnp.int8)
-    powers = jnp.asarray(tic_tac_toe.POWERS)
-
-    def act(state: State, key: Array) -> Array:
-        board = cast("TicTacToeState", state).board  # tic-tac-toe's, as _plays checked
-        index = jnp.sum((board + 1) * powers)
-        values = table[index]  # int8 [9], -2 where illegal
-        best = state.legal_action_mask & (values == values.max())
-        return sample_legal(key, jnp.where(best.any(), best, state.legal_action_mask))
-
-    return _batched(act)
-
-
-def connect_four_solver(env: Env, *, max_nodes: int = 2_000_000) -> Player:
-    """Connect Four by the exact solver where it is fast enough, else one-ply tactics.
-
-    For each state a host callback runs :class:`jaxzero.measure.solvers.connect_four.Solver` on
-    every column with a budget of ``max_nodes`` search nodes (about 0.2 s per million on
-    one core). If the position is solved in budget, a uniformly random move among those
-    with the best score is played (the quickest win, the slowest loss); otherwise the
-    :func:`one_ply` move. Early positions (fewer than about 8 stones) are beyond a small
-    budget, so this player is perfect in the middle and end game only.
-    """
-    _plays(env, "connect_four", "connect_four_solver")
-    from jaxzero.measure.solvers import connect_four as c4
-
-    solver = c4.Solver()
-    fallback = one_ply(env)
-
-    def label(boards: np.ndarray, players: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lead = players.shape
-        boards = boards.reshape(-1, c4.HEIGHT, c4.WIDTH)  # flat [.., 42] or [.., 6, 7] boards
-        players = players.reshape(-1)
-        scores = np.full((len(boards), c4.WIDTH), c4.ILLEGAL, np.int8)
-        solved = np.zeros(len(boards), bool)
-        done: dict[tuple[int, int], np.ndarray | None] = {}  # a batch may repeat positions
-        for i, (board, player) in enumerate(zip(boards, players, strict=True)):
-            position, mask, moves = c4.bitboards_from_board(board, int(player))
-            if moves == c4.CELLS or c4.is_over(position ^ mask, mask):
-                continue
-            if (position, mask) not in done:
-                done[position, mask] = solver.move_scores_bitboards(
-                    position, mask, moves, max_nodes=max_nodes
-                )
-            found = done[position, mask]
-            if found is not None:
-                scores[i], solved[i] = found, True
-        return scores.reshape(*lead, c4.WIDTH), solved.reshape(lead)
-
-    def player(params: Any, states: State, key: Array) -> Array:
-        del params
-        k_fallback, k_pick = jax.random.split(key)
-        batch = states.current_player.shape[0]
-        shapes = (
-            jax.ShapeDtypeStruct((batch, c4.WIDTH), jnp.int8),
-            jax.ShapeDtypeStruct((batch,), jnp.bool_),
-        )
-        boards = cast("ConnectFourState", states).board  # Connect Four's, as _plays checked
-        scores, solved = jax.pure_callback(
-            label, shapes, boards, states.current_player, vmap_method="broadcast_all"
-        )
-        best = states.legal_action_mask & (scores == scores.max(axis=1, keepdims=True))
-        keys = jax.random.split(k_pick, batch)
-        exact = jax.vmap(sample_legal)(keys, best & solved[:, None])
-        return jnp.where(solved, exact, fallback(None, states, k_fallback))
-
-    return player
-
-
-def _greedy_by(env: Env, value: Callable[[State, State], Array]) -> Player:
+def greedy_by(env: Env, value: Callable[[State, State], Array]) -> Player:
     """The legal move of the highest ``value(state, after)`` (float [A], ``after`` the A
     successor states), ties at random."""
     actions = jnp.arange(env.num_actions)
@@ -325,7 +240,7 @@ def _greedy_by(env: Env, value: Callable[[State, State], Array]) -> Player:
         score = jnp.where(state.legal_action_mask, value(state, after), -jnp.inf)
         return sample_legal(k_pick, state.legal_action_mask & (score == score.max()))
 
-    return _batched(act)
+    return batched(act)
 
 
 def largest_reward(env: Env) -> Player:
@@ -335,44 +250,21 @@ def largest_reward(env: Env) -> Player:
     def value(state: State, after: State) -> Array:  # float [A] the step's reward
         return after.rewards[:, state.current_player]
 
-    return _greedy_by(env, value)
-
-
-def othello_greedy(env: Env) -> Player:
-    """Othello (``pgx/othello``): the move that leaves the mover the most discs (the most
-    flipped), ties at random."""
-    _plays(env, "pgx/othello", "othello_greedy")
-
-    def value(state: State, after: State) -> Array:  # float [A] the mover's discs after
-        planes = jax.vmap(env.observe, in_axes=(0, None))(after, state.current_player)
-        return planes[..., 0].reshape(env.num_actions, -1).sum(-1).astype(jnp.float32)
-
-    return _greedy_by(env, value)
-
-
-def star_duel_greedy(env: Env) -> Player:
-    """Star Duel's heuristic (:func:`envs.star_duel.greedy_action`): play every card, buy
-    the most expensive affordable card, destroy bases (outposts first), attack the player,
-    end the turn."""
-    from envs import star_duel
-
-    _plays(env, star_duel.StarDuel.id, "star_duel_greedy")
-    # Star Duel's own states, as _plays checked.
-    return _batched(lambda state, key: star_duel.greedy_action(cast("StarDuelState", state), key))
+    return greedy_by(env, value)
 
 
 def greedy(env: Env) -> Player:
-    """The game's heuristic player, as its registry entry names it
-    (:mod:`jaxzero.measure.games`: ``star_duel_greedy``, ``othello_greedy``,
-    ``largest_reward``); a single-player game without one plays ``largest_reward``.
+    """The game's heuristic player, as its kit names it (:mod:`jaxzero.core.games`:
+    ``star_duel_greedy``, ``othello_greedy``, ``largest_reward``); a single-player game
+    without one plays ``largest_reward``.
 
     Other games have none (ValueError): in a game that pays only its outcome, "greedy" is
     the one-ply player."""
-    name = game_extras(env.id).heuristic
+    name = game_kit(env.id).heuristic
     if name is None and env.num_players == 1:  # any reward-paying solo game has this one
         name = "largest_reward"
     if name is None:
-        have = [game for game, extras in EXTRAS.items() if extras.heuristic]
+        have = [game for game, kit in game_kits().items() if kit.heuristic]
         raise ValueError(
             f"no greedy player for {env.id!r}: it plays {', '.join(have)} and single-player "
             "games (one_ply is the greedy player of games scored by outcome)"
@@ -381,28 +273,32 @@ def greedy(env: Env) -> Player:
 
 
 def perfect(env: Env, **kwargs: Any) -> Player:
-    """The game's perfect player, as its registry entry names it
-    (:mod:`jaxzero.measure.games`): ``tic_tac_toe_minimax``, ``connect_four_solver``."""
-    name = game_extras(env.id).perfect
+    """The game's perfect player, as its kit names it (:mod:`jaxzero.core.games`):
+    ``tic_tac_toe_minimax``, ``connect_four_solver``."""
+    name = game_kit(env.id).perfect
     if name is None:
-        have = sorted(g for g, extras in EXTRAS.items() if extras.perfect)
+        have = sorted(g for g, kit in game_kits().items() if kit.perfect)
         raise ValueError(f"no perfect player for {env.id!r}; available for: {have}")
     return make_opponent(name, env, **kwargs)
 
 
 OpponentFactory = Callable[..., Player]  # (env, **settings) -> Player
+# The opponents of any game, and those register_opponent adds; a game's own players are
+# its kit's (GameKit.opponents), found by name beside these.
 OPPONENTS: dict[str, OpponentFactory] = {
     "random": uniform_random,
     "one_ply": one_ply,
     "pure_mcts": pure_mcts,
     "greedy": greedy,
     "perfect": perfect,
-    "tic_tac_toe_minimax": tic_tac_toe_minimax,
-    "connect_four_solver": connect_four_solver,
-    "star_duel_greedy": star_duel_greedy,
-    "othello_greedy": othello_greedy,
     "largest_reward": largest_reward,
 }
+
+
+def opponents() -> dict[str, OpponentFactory]:
+    """Every opponent by name: ``OPPONENTS``, then each game's own players (its kit's)."""
+    own = {name: f for kit in game_kits().values() for name, f in kit.opponents.items()}
+    return OPPONENTS | {name: f for name, f in own.items() if name not in OPPONENTS}
 
 
 def register_opponent(name: str, factory: OpponentFactory) -> None:
@@ -425,7 +321,7 @@ def register_opponent(name: str, factory: OpponentFactory) -> None:
 
 
 def make_opponent(name: str, env: Env, **kwargs: Any) -> Player:
-    """Build the opponent ``name`` (a key of ``OPPONENTS``) for ``env``.
+    """Build the opponent ``name`` (a key of :func:`opponents`) for ``env``.
 
     Args:
         name: "random", "one_ply", "pure_mcts", "greedy" (the game's heuristic player),
@@ -444,6 +340,7 @@ def make_opponent(name: str, env: Env, **kwargs: Any) -> Player:
         ValueError: an unknown ``name``, or an opponent that does not play ``env`` (a
             solver of another game, no greedy or perfect player for it).
     """
-    if name not in OPPONENTS:
-        raise ValueError(f"unknown opponent {name!r}; choose one of: {', '.join(OPPONENTS)}")
-    return OPPONENTS[name](env, **kwargs)
+    known = opponents()
+    if name not in known:
+        raise ValueError(f"unknown opponent {name!r}; choose one of: {', '.join(known)}")
+    return known[name](env, **kwargs)

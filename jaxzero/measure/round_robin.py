@@ -31,7 +31,7 @@ import jax
 from envs.core import Env
 from jaxzero.measure.evaluation import Evaluation, make_evaluation
 from jaxzero.measure.match import Match, MatchResult, make_match
-from jaxzero.measure.opponents import OPPONENTS, make_opponent
+from jaxzero.measure.opponents import make_opponent, opponents
 from jaxzero.measure.players import Player
 from jaxzero.measure.statistics import Ratings, fit_elo
 
@@ -72,11 +72,10 @@ class RoundRobin:
 def parse_opponents(text: str) -> tuple[str, ...]:
     """Comma-separated opponent names, checked, with the anchor ``random`` always first."""
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in OPPONENTS]
+    known = opponents()
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise RoundRobinError(
-            f"unknown opponent {unknown[0]!r}; choose from: {', '.join(OPPONENTS)}"
-        )
+        raise RoundRobinError(f"unknown opponent {unknown[0]!r}; choose from: {', '.join(known)}")
     return tuple(dict.fromkeys([ANCHOR, *names]))
 
 
