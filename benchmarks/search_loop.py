@@ -36,8 +36,15 @@ from jaxzero.core.config import NetworkConfig  # noqa: E402
 
 
 def apply_fns(env, key, args):
-    resnet = networks.make_network(
-        NetworkConfig(kind="resnet", num_blocks=args.blocks, channels=args.channels), env
+    resnet = networks.make_network(  # the narrow value head its figures were measured with
+        NetworkConfig(
+            kind="resnet",
+            num_blocks=args.blocks,
+            channels=args.channels,
+            value_channels=1,
+            value_hidden=0,
+        ),
+        env,
     )
     params = networks.init_params(resnet, env, key)
     weights = 2.0 * jax.random.normal(

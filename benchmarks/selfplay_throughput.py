@@ -63,13 +63,25 @@ from jaxzero.core.policies import make_search  # noqa: E402
 from jaxzero.core.search import SearchOptions  # noqa: E402
 
 
+def resnet_config(args) -> NetworkConfig:
+    """The benchmark's ResNet, with the narrow value head (one channel into ``channels``
+    units) that its figures in docs/benchmarks.md were measured with."""
+    return NetworkConfig(
+        kind="resnet",
+        num_blocks=args.blocks,
+        channels=args.channels,
+        value_channels=1,
+        value_hidden=0,
+    )
+
+
 def ours(game: str, kind: str, args, key, write: bool = True):
     """A jitted ``call(carry) -> carry`` playing ``args.moves`` moves with jaxzero; with
     ``write`` False the replay write is traced as a no-op (what the write costs)."""
     env = envs.make(game)
     config = Config(
         game=game,
-        network=NetworkConfig(kind="resnet", num_blocks=args.blocks, channels=args.channels),
+        network=resnet_config(args),
         search=SearchConfig(kind=kind, num_simulations=args.simulations),
         selfplay=SelfPlayConfig(batch_size=args.batch_size, moves_per_iteration=args.moves),
         # min_size only gates the learner, which this benchmark does not run; 0 keeps the
@@ -113,9 +125,7 @@ def reference(game: str, kind: str, args, key):
 
     env = pgx.make(game)
     ours_env = envs.make(game)  # the network's action count and board shape
-    network = networks.make_network(
-        NetworkConfig(kind="resnet", num_blocks=args.blocks, channels=args.channels), ours_env
-    )
+    network = networks.make_network(resnet_config(args), ours_env)
     # Sized by pgx's own observation: its Go has 17 planes (8 positions of history) to our
     # 9, so the reference's first convolution is pgx's, the rest the same network.
     params = network.init(key, env.init(key).observation[None].astype(jnp.float32))
@@ -188,9 +198,7 @@ def reference(game: str, kind: str, args, key):
 def network_alone(game: str, args, key):
     """The network's share of self-play: ``(simulations + 1) * moves`` applications."""
     env = envs.make(game)
-    network = networks.make_network(
-        NetworkConfig(kind="resnet", num_blocks=args.blocks, channels=args.channels), env
-    )
+    network = networks.make_network(resnet_config(args), env)
     params = networks.init_params(network, env, key)
     observation = jax.vmap(env.init)(jax.random.split(key, args.batch_size)).observation
 

@@ -1,10 +1,11 @@
 """Shared test setup: one tiny config per game, the trainers compiled from them, and one
 tiny finished run.
 
-``tiny_config(game, **overrides)`` is the smallest run of ``game``'s preset that still
-trains (updates start after two iterations); ``trainers`` compiles each config once for
-the whole session and hands the same Trainer to every test that asks for that config;
-``tiny_run`` is a finished tic-tac-toe run trained once per session.
+``tiny_config(game, **overrides)`` is the smallest run of what users get for ``game`` (its
+preset, else its ``default_config``) that still trains (updates start after two
+iterations); ``trainers`` compiles each config once for the whole session and hands the
+same Trainer to every test that asks for that config; ``tiny_run`` is a finished
+tic-tac-toe run trained once per session.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import pytest
 
 import envs
 from jaxzero.core.config import Config, apply_overrides, config_to_dict
+from jaxzero.core.defaults import starting_config
 from jaxzero.core.loop import Trainer, make_trainer
-from jaxzero.core.presets import PRESETS
 from jaxzero.run import compile_cache, ways
 from jaxzero.run.checkpoint import Checkpointer
 from jaxzero.run.driver import prepare_run_dir
@@ -78,9 +79,10 @@ TINY: dict[str, Any] = {
 
 
 def tiny_config(game: str, **overrides: Any) -> Config:
-    """``game``'s preset (or the defaults) at toy size; ``overrides`` use dotted keys
-    with ``__`` for the dot (``tiny_config("go_6x6", selfplay__batch_size=2)``)."""
-    base = PRESETS.get(game, Config(game=game))
+    """What ``jaxzero train game`` starts from (its preset, else its ``default_config``)
+    at toy size; ``overrides`` use dotted keys with ``__`` for the dot
+    (``tiny_config("go_6x6", selfplay__batch_size=2)``)."""
+    base = starting_config(game)
     changes = {key.replace("__", "."): value for key, value in overrides.items()}
     return apply_overrides(base, TINY | changes)
 

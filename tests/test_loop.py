@@ -286,7 +286,7 @@ def test_max_grad_norm_zero_clips_nothing():
     grads = {"w": jnp.full(3, 5.0)}
 
     def first_update(max_grad_norm):
-        optim = OptimConfig(learning_rate=0.1, weight_decay=0.0)
+        optim = OptimConfig(learning_rate=0.1, schedule="constant", weight_decay=0.0)
         object.__setattr__(optim, "max_grad_norm", max_grad_norm)  # as a population traces it
         optimizer = make_optimizer(optim)
         updates, _ = optimizer.update(grads, optimizer.init(params), params)

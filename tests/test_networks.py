@@ -14,6 +14,7 @@ from jaxzero.core.networks import (
     make_network,
     symmetry_averaged,
 )
+from jaxzero.run.config_file import read_config_dict
 
 
 @pytest.mark.parametrize("kind, game", [("resnet", "connect_four"), ("mlp", "tic_tac_toe")])
@@ -70,10 +71,14 @@ def test_conv_falls_back_to_lax_for_strides():
     assert jnp.allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_value_head_width_is_configurable_and_defaults_to_the_original_head():
-    """Defaults give the head every earlier run saved (1 channel, ``channels`` hidden units),
-    so their checkpoints still load; wider heads are opt-in per config."""
+def test_value_head_width_is_configurable_and_old_runs_keep_the_original_head():
+    """The default head is the wide one (8 channels into 128 units); a run's config.json
+    written before these keys existed reads as the head it saved (1 channel, ``channels``
+    hidden units), so its checkpoints still load."""
     env = envs.make("connect_four")  # 6 x 7 board
+    old = read_config_dict({"network": {"kind": "resnet", "channels": 16}}).network
+    assert (old.value_channels, old.value_hidden) == (1, 0)
+    assert (NetworkConfig().value_channels, NetworkConfig().value_hidden) == (8, 128)
     shapes = {}
     for value_channels, value_hidden in [(1, 0), (8, 128)]:
         config = NetworkConfig(

@@ -34,16 +34,12 @@ def check_game(name: str) -> str:
 def game_config(game: str) -> Config:
     """The config a new run of ``game`` starts from: its preset, else
     ``jaxzero.default_config`` of the game (UsageError for an unknown game)."""
-    import dataclasses
-
-    import envs
     from jaxzero.core import presets
-    from jaxzero.core.defaults import default_config
+    from jaxzero.core.defaults import starting_config
 
-    if game in presets.PRESETS:
-        return presets.get_preset(game)
-    env = envs.make(check_game(game))
-    return dataclasses.replace(default_config(env), game=game)
+    if game not in presets.presets():
+        check_game(game)
+    return starting_config(game)
 
 
 def run_name(game: str) -> str:

@@ -16,8 +16,10 @@ Each section validates itself when it is built, so a bad setting is a ValueError
 its dotted key at ``jaxzero train`` time. Names of extension points (``game``,
 ``network.kind``, ``search.kind``) are registry names or ``module:attribute`` import
 paths, resolved by ``envs.make``, :func:`jaxzero.core.networks.make_network` and
-:func:`jaxzero.core.policies.make_search`. The presets (``jaxzero.core.presets``) are
-pinned Configs named after the game they train.
+:func:`jaxzero.core.policies.make_search`. The sections' defaults are the numbers users
+get: ``jaxzero.default_config(env)`` sets only what the game decides, and each preset
+(``jaxzero.core.presets``, a pinned Config named after the game it trains) only what it
+changes.
 
     config = get_preset("tic_tac_toe")
     config = apply_overrides(config, {"search.num_simulations": "16", "seed": 3})
@@ -137,8 +139,8 @@ class NetworkConfig:
     kind: str = "auto"  # "auto", "resnet", "mlp", a registered name or "module:Class"
     num_blocks: int = 2  # ResNet: residual blocks after the stem
     channels: int = 32  # ResNet: channels of every conv
-    value_channels: int = 1  # ResNet value head: channels of its 1x1 conv
-    value_hidden: int = 0  # ResNet value head: units of its hidden layer (0: channels)
+    value_channels: int = 8  # ResNet value head: channels of its 1x1 conv
+    value_hidden: int = 128  # ResNet value head: units of its hidden layer (0: channels)
     hidden_size: int = 128  # MLP: width of each hidden layer
     num_layers: int = 2  # MLP: hidden layers
     dtype: Literal["float32", "bfloat16"] = "float32"  # compute dtype of the network
@@ -174,7 +176,7 @@ class SearchConfig:
     searches play is :class:`EvaluationConfig`'s."""
 
     kind: str = "gumbel"  # "gumbel", "puct", a registered name or "module:factory"
-    num_simulations: int = 32  # per self-play move
+    num_simulations: int = 16  # per self-play move
     dirichlet_alpha: float = 0.3  # PUCT root noise concentration
     dirichlet_fraction: float = 0.25  # PUCT root noise weight
     pb_c_init: float = 1.25  # PUCT exploration constant
@@ -252,7 +254,7 @@ class SelfPlayConfig:
     choose the move. Only full searches' policies are training targets; every position
     keeps its value target."""
 
-    batch_size: int = 256  # B: games played side by side
+    batch_size: int = 64  # B: games played side by side
     moves_per_iteration: int = 16  # T: moves of every game per iteration
     temperature_moves: int = 0  # first plies of a game sampled ∝ N(a)^(1/temperature)
     opening_plies: int = 0  # first plies of a game played uniformly at random
@@ -291,8 +293,8 @@ class SelfPlayConfig:
 class ReplayConfig:
     """Device ring buffer of finished-game positions, sampled uniformly."""
 
-    capacity: int = 100_000  # positions held (the oldest overwritten first)
-    min_size: int = 1_000  # no gradient step until this many positions were written
+    capacity: int = 50_000  # positions held (the oldest overwritten first)
+    min_size: int = 1_024  # no gradient step until this many positions were written
     augment: bool = True  # apply a random element of env.symmetries to each sample
 
     def __post_init__(self) -> None:
@@ -311,15 +313,16 @@ class OptimConfig:
     throughout) or "cosine" (linear warm-up over ``warmup_steps``, then cosine decay to
     ``learning_rate * end_lr_factor`` at update ``decay_steps``, constant after)."""
 
-    learning_rate: float = 1e-3  # AdamW's rate (the peak of a cosine schedule)
-    schedule: Literal["constant", "cosine"] = "constant"  # cosine: warm-up, then decay
-    warmup_steps: int = 0  # cosine: updates of linear warm-up from 0
-    decay_steps: int = 10_000  # cosine: the update where the decay ends
+    learning_rate: float = 2e-3  # AdamW's rate (the peak of a cosine schedule)
+    schedule: Literal["constant", "cosine"] = "cosine"  # cosine: warm-up, then decay
+    warmup_steps: int = 100  # cosine: updates of linear warm-up from 0
+    decay_steps: int = 20_000  # cosine: the update where the decay ends
     end_lr_factor: float = 0.1  # cosine: the final rate, a share of learning_rate
     weight_decay: float = 1e-4  # AdamW's decoupled weight decay
     max_grad_norm: float = 1.0  # gradients clipped to this global norm first; 0: not clipped
     minibatch_size: int = 256  # N: positions sampled for each update
-    updates_per_iteration: int = 8  # K: updates per iteration
+    # K: updates per iteration; 8 of 256 draw each position of 64 games x 16 moves ~2 times
+    updates_per_iteration: int = 8
     value_loss_weight: float = 1.0  # loss = policy loss + this x value loss
     traced: ClassVar[tuple[str, ...]] = (
         "learning_rate", "weight_decay", "max_grad_norm", "value_loss_weight",
@@ -357,11 +360,11 @@ class EvaluationConfig:
     measure ``eval/raw_optimal`` alone and play no matches while they train.
     """
 
-    simulations: int = 64  # of every evaluating search
+    simulations: int = 32  # of every evaluating search
     average_symmetries: bool = False  # the network averaged over env.symmetries
     opening_plies: int = 2  # random plies that open each pair of match games
-    every: int = 100  # iterations between periodic evaluations (0: none)
-    games: int = 100  # games against each opponent, half with each colour (0: no matches)
+    every: int = 50  # iterations between periodic evaluations (0: none)
+    games: int = 50  # games against each opponent, half with each colour (0: no matches)
     max_share: float = 0.05  # the periodic matches' largest share of the wall time
 
     def __post_init__(self) -> None:
@@ -406,9 +409,9 @@ class TrainConfig:
     """The driver's budget, logging and checkpoints."""
 
     iterations: int = 1_000  # the budget when the command gives none
-    log_every: int = 10  # iterations between metric rows (metrics.jsonl, TensorBoard)
-    checkpoint_every: int = 100  # iterations between checkpoints
-    keep_every: int = 100  # besides the newest 3, keep checkpoints at multiples of this (0: none)
+    log_every: int = 5  # iterations between metric rows (metrics.jsonl, TensorBoard)
+    checkpoint_every: int = 25  # iterations between checkpoints
+    keep_every: int = 0  # besides the newest 3, keep checkpoints at multiples of this (0: none)
 
     def __post_init__(self) -> None:
         _check_finite(self)

@@ -37,23 +37,13 @@ POSITIONS_FILE = (
 # it), so that `search.kind=puct` trains PUCT at its best. docs/presets.md, "connect_four".
 PRESET = Config(
     game="connect_four",
-    network=NetworkConfig(
-        kind="resnet", num_blocks=2, channels=32, value_channels=8, value_hidden=128
-    ),
-    search=SearchConfig(kind="gumbel", num_simulations=16, pb_c_init=10.0),
-    selfplay=SelfPlayConfig(batch_size=256, moves_per_iteration=16, temperature_moves=6),
+    network=NetworkConfig(kind="resnet"),
+    search=SearchConfig(pb_c_init=10.0),
+    selfplay=SelfPlayConfig(batch_size=256, temperature_moves=6),
     replay=ReplayConfig(capacity=200_000, min_size=4_096),
-    optim=OptimConfig(
-        learning_rate=2e-3,
-        schedule="cosine",
-        warmup_steps=100,
-        decay_steps=40_000,
-        minibatch_size=256,
-        updates_per_iteration=32,
-    ),
+    optim=OptimConfig(decay_steps=40_000, updates_per_iteration=32),
     evaluation=EvaluationConfig(simulations=64, average_symmetries=True, every=25, games=100),
-    train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
-    seed=0,
+    train=TrainConfig(iterations=5_000, keep_every=100),
 )
 
 

@@ -18,41 +18,26 @@ from jaxzero.core.games import GameKit, GamePage
 # and ~2 samples per position (docs/presets.md, "go_6x6 and go_9x9").
 GO_6X6 = Config(
     game="go_6x6",
-    network=NetworkConfig(
-        kind="resnet", num_blocks=3, channels=32, value_channels=8, value_hidden=128
-    ),
-    search=SearchConfig(kind="gumbel", num_simulations=32),
-    selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=16, temperature_moves=4),
+    network=NetworkConfig(kind="resnet", num_blocks=3),
+    search=SearchConfig(num_simulations=32),
+    selfplay=SelfPlayConfig(batch_size=128, temperature_moves=4),
     replay=ReplayConfig(capacity=100_000, min_size=4_096),
-    optim=OptimConfig(
-        learning_rate=2e-3,
-        schedule="cosine",
-        warmup_steps=200,
-        decay_steps=24_000,
-        minibatch_size=256,
-        updates_per_iteration=16,
-    ),
-    evaluation=EvaluationConfig(simulations=128),
-    train=TrainConfig(iterations=5_000, log_every=10, checkpoint_every=50),
-    seed=0,
+    optim=OptimConfig(warmup_steps=200, decay_steps=24_000, updates_per_iteration=16),
+    evaluation=EvaluationConfig(simulations=128, every=100, games=100),
+    train=TrainConfig(iterations=5_000, log_every=10, checkpoint_every=50, keep_every=100),
 )
+# 9x9: a 6 x 64 ResNet with AlphaGo Zero's narrow value head (one channel, 64 units).
 GO_9X9 = Config(
     game="go_9x9",
-    network=NetworkConfig(kind="resnet", num_blocks=6, channels=64),
-    search=SearchConfig(kind="gumbel", num_simulations=32),
-    selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=16, temperature_moves=8),
-    replay=ReplayConfig(capacity=200_000, min_size=8_192),
-    optim=OptimConfig(
-        learning_rate=2e-3,
-        schedule="cosine",
-        warmup_steps=200,
-        decay_steps=100_000,
-        minibatch_size=256,
-        updates_per_iteration=8,
+    network=NetworkConfig(
+        kind="resnet", num_blocks=6, channels=64, value_channels=1, value_hidden=0
     ),
-    evaluation=EvaluationConfig(simulations=200),
-    train=TrainConfig(iterations=20_000, log_every=10, checkpoint_every=100),
-    seed=0,
+    search=SearchConfig(num_simulations=32),
+    selfplay=SelfPlayConfig(batch_size=128, temperature_moves=8),
+    replay=ReplayConfig(capacity=200_000, min_size=8_192),
+    optim=OptimConfig(warmup_steps=200, decay_steps=100_000),
+    evaluation=EvaluationConfig(simulations=200, every=100, games=100),
+    train=TrainConfig(iterations=20_000, log_every=10, checkpoint_every=100, keep_every=100),
 )
 
 PAGE = GamePage(

@@ -33,23 +33,12 @@ from jaxzero.measure.players import Player
 def _board(game: str, batch_size: int, evaluate_every: int) -> Config:
     return Config(
         game=game,
-        network=NetworkConfig(
-            kind="resnet", num_blocks=2, channels=32, value_channels=8, value_hidden=128
-        ),
-        search=SearchConfig(kind="gumbel", num_simulations=16),
-        selfplay=SelfPlayConfig(batch_size=batch_size, moves_per_iteration=16, temperature_moves=8),
+        network=NetworkConfig(kind="resnet"),
+        selfplay=SelfPlayConfig(batch_size=batch_size, temperature_moves=8),
         replay=ReplayConfig(capacity=100_000, min_size=2_048),
-        optim=OptimConfig(
-            learning_rate=2e-3,
-            schedule="cosine",
-            warmup_steps=100,
-            decay_steps=20_000,
-            minibatch_size=256,
-            updates_per_iteration=batch_size * 16 * 2 // 256,
-        ),
-        evaluation=EvaluationConfig(simulations=32, every=evaluate_every, games=50),
-        train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
-        seed=0,
+        optim=OptimConfig(updates_per_iteration=batch_size * 16 * 2 // 256),
+        evaluation=EvaluationConfig(every=evaluate_every),
+        train=TrainConfig(iterations=5_000, keep_every=100),
     )
 
 
@@ -57,28 +46,12 @@ def _board(game: str, batch_size: int, evaluate_every: int) -> Config:
 # over [-3, 3]. No periodic evaluation: one-ply's look-ahead would cost more than training.
 BACKGAMMON = Config(
     game="pgx/backgammon",
-    network=NetworkConfig(
-        kind="mlp",
-        hidden_size=128,
-        num_layers=2,
-        value_head="categorical",
-        value_bins=31,
-        value_max=3.0,
-    ),  # fmt: skip
-    search=SearchConfig(kind="gumbel", num_simulations=16),
-    selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=16),
+    network=NetworkConfig(kind="mlp", value_head="categorical", value_bins=31, value_max=3.0),
+    selfplay=SelfPlayConfig(batch_size=128),
     replay=ReplayConfig(capacity=100_000, min_size=2_048, augment=False),
-    optim=OptimConfig(
-        learning_rate=1e-3,
-        schedule="cosine",
-        warmup_steps=100,
-        decay_steps=20_000,
-        minibatch_size=256,
-        updates_per_iteration=16,
-    ),
-    evaluation=EvaluationConfig(simulations=16, every=0, games=50),
-    train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
-    seed=0,
+    optim=OptimConfig(learning_rate=1e-3, updates_per_iteration=16),
+    evaluation=EvaluationConfig(simulations=16, every=0),
+    train=TrainConfig(iterations=5_000, keep_every=100),
 )
 
 # 2048 pays its merges as it goes: the value is the discounted score to come (Stochastic
@@ -86,27 +59,14 @@ BACKGAMMON = Config(
 G2048 = Config(
     game="pgx/2048",
     network=NetworkConfig(
-        kind="mlp",
-        hidden_size=256,
-        num_layers=2,
-        value_head="categorical",
-        value_bins=201,
-        value_max=20_000.0,
-    ),  # fmt: skip
-    search=SearchConfig(kind="gumbel", num_simulations=16, max_num_considered_actions=4),
-    selfplay=SelfPlayConfig(batch_size=64, moves_per_iteration=32, discount=0.999),
-    replay=ReplayConfig(capacity=100_000, min_size=2_048, augment=False),
-    optim=OptimConfig(
-        learning_rate=1e-3,
-        schedule="cosine",
-        warmup_steps=100,
-        decay_steps=20_000,
-        minibatch_size=256,
-        updates_per_iteration=16,
+        kind="mlp", hidden_size=256, value_head="categorical", value_bins=201, value_max=20_000.0
     ),
+    search=SearchConfig(max_num_considered_actions=4),
+    selfplay=SelfPlayConfig(moves_per_iteration=32, discount=0.999),
+    replay=ReplayConfig(capacity=100_000, min_size=2_048, augment=False),
+    optim=OptimConfig(learning_rate=1e-3, updates_per_iteration=16),
     evaluation=EvaluationConfig(simulations=16, every=100, games=32),
-    train=TrainConfig(iterations=5_000, log_every=5, checkpoint_every=25),
-    seed=0,
+    train=TrainConfig(iterations=5_000, keep_every=100),
 )
 
 

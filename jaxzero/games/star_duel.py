@@ -13,7 +13,6 @@ from jaxzero.core.config import (
     OptimConfig,
     ReplayConfig,
     SearchConfig,
-    SelfPlayConfig,
     TrainConfig,
 )
 from jaxzero.core.games import GameKit, GamePage
@@ -24,21 +23,12 @@ from jaxzero.measure.players import Player
 # determinised. Plain AlphaZero (γ = 1).
 SHORT_PRESET = Config(
     game="star_duel_short",
-    network=NetworkConfig(kind="mlp", hidden_size=128, num_layers=2),
-    search=SearchConfig(kind="gumbel", num_simulations=16, max_num_considered_actions=8),
-    selfplay=SelfPlayConfig(batch_size=64, moves_per_iteration=16, discount=1.0),
+    network=NetworkConfig(kind="mlp"),
+    search=SearchConfig(max_num_considered_actions=8),
     replay=ReplayConfig(capacity=100_000, min_size=2_048, augment=False),
-    optim=OptimConfig(
-        learning_rate=1e-3,
-        schedule="cosine",
-        warmup_steps=100,
-        decay_steps=20_000,
-        minibatch_size=256,
-        updates_per_iteration=8,
-    ),
-    evaluation=EvaluationConfig(simulations=64, every=0),
-    train=TrainConfig(iterations=3_000, log_every=10, checkpoint_every=100),
-    seed=0,
+    optim=OptimConfig(learning_rate=1e-3),
+    evaluation=EvaluationConfig(simulations=64, every=0, games=100),
+    train=TrainConfig(iterations=3_000, log_every=10, checkpoint_every=100, keep_every=100),
 )
 
 

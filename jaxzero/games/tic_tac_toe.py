@@ -17,7 +17,6 @@ from jaxzero.core.config import (
     NetworkConfig,
     OptimConfig,
     ReplayConfig,
-    SearchConfig,
     SelfPlayConfig,
     TrainConfig,
 )
@@ -31,22 +30,12 @@ from jaxzero.measure.solvers import tic_tac_toe as solver
 # the policy settle. The measurements: docs/presets.md, "tic_tac_toe".
 PRESET = Config(
     game="tic_tac_toe",
-    network=NetworkConfig(kind="mlp", hidden_size=128, num_layers=2),
-    search=SearchConfig(kind="gumbel", num_simulations=16),
+    network=NetworkConfig(kind="mlp"),
     selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=9, temperature_moves=4),
     replay=ReplayConfig(capacity=20_000, min_size=512),
-    optim=OptimConfig(
-        learning_rate=3e-3,
-        schedule="cosine",
-        warmup_steps=50,
-        decay_steps=4_800,
-        end_lr_factor=0.05,
-        minibatch_size=256,
-        updates_per_iteration=8,
-    ),
-    evaluation=EvaluationConfig(simulations=64),
-    train=TrainConfig(iterations=600, log_every=10, checkpoint_every=100),
-    seed=0,
+    optim=OptimConfig(learning_rate=3e-3, warmup_steps=50, decay_steps=4_800, end_lr_factor=0.05),
+    evaluation=EvaluationConfig(simulations=64, every=100, games=100),
+    train=TrainConfig(iterations=600, log_every=10, checkpoint_every=100, keep_every=100),
 )
 
 

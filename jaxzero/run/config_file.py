@@ -30,6 +30,20 @@ _RENAMED = {
 }
 
 
+# The sections' defaults that changed on 2026-12-07, when they became what
+# jaxzero.default_config gives, and their values before. config.json records every key, so
+# a file lacks one only if it was written before the key existed: its run used the value
+# of that time, which it keeps.
+_DEFAULTS_BEFORE = {
+    "network.value_channels": 1, "network.value_hidden": 0, "search.num_simulations": 32,
+    "selfplay.batch_size": 256, "replay.capacity": 100_000, "replay.min_size": 1_000,
+    "optim.learning_rate": 1e-3, "optim.schedule": "constant", "optim.warmup_steps": 0,
+    "optim.decay_steps": 10_000, "evaluation.simulations": 64, "evaluation.every": 100,
+    "evaluation.games": 100, "train.log_every": 10, "train.checkpoint_every": 100,
+    "train.keep_every": 100,
+}  # fmt: skip
+
+
 def read_config_dict(data: Any) -> Config:
     """The Config of a config.json's contents, in either layout.
 
@@ -44,7 +58,7 @@ def read_config_dict(data: Any) -> Config:
     """
     if not isinstance(data, dict):
         raise ValueError(f"config: expected a mapping, got {data!r}")
-    return config_from_dict(_upgrade(data))
+    return config_from_dict(_with_defaults_before(_upgrade(data)))
 
 
 def read_config_file(path: Path) -> Config:
@@ -64,3 +78,15 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     if arena_simulations:  # the gate's and evaluation's count; the two are one count now
         new["evaluation.simulations"] = arena_simulations
     return unflatten(new, sep=".")
+
+
+def _with_defaults_before(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with each key of :data:`_DEFAULTS_BEFORE` it lacks set to its old value (a
+    section that is no mapping is left for the config to refuse)."""
+    data = dict(data)
+    for key, value in _DEFAULTS_BEFORE.items():
+        name, field = key.split(".")
+        section = data.get(name, {})
+        if isinstance(section, dict) and field not in section:
+            data[name] = {**section, field: value}
+    return data
