@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "games"
 AGENTS = ROOT / "jaxzero" / "agents"
 STAMP = (
-    "<!-- Written by tools/game_pages.py from the code; edit the script, not this page, "
-    "then run `python tools/game_pages.py`. -->"
+    "<!-- Written by tools/game_pages.py from the code; edit the game's kit (jaxzero/games/) "
+    "or the script, not this page, then run `python tools/game_pages.py`. -->"
 )
 
 
