@@ -38,10 +38,10 @@ from jaxzero.core.config import apply_overrides, parse_key_values
 from jaxzero.core.policies import make_search
 from jaxzero.core.presets import get_preset
 from jaxzero.core.replay import Batch
+from jaxzero.games.connect_four import solver as c4
 from jaxzero.measure.games import PositionSet, position_set
 from jaxzero.measure.players import RawPolicyPlayer, evaluation_network, evaluation_player
 from jaxzero.measure.positions import SolvedPositions, states_from_moves
-from jaxzero.measure.solvers import connect_four as c4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # tools/ modules, as scripts
 from make_connect_four_positions import play_to_depth  # noqa: E402

@@ -5,11 +5,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxzero.games.connect_four import solver as c4
 from jaxzero.measure import opponents
 from jaxzero.measure.games import position_set
 from jaxzero.measure.match import play_match
 from jaxzero.measure.positions import optimal_move_share, states_from_moves
-from jaxzero.measure.solvers import connect_four as c4
 from jaxzero.measure.statistics import (
     mean_interval,
     paired_difference,

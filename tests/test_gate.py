@@ -18,9 +18,9 @@ import envs
 from jaxzero.core.config import apply_overrides
 from jaxzero.core.policies import make_search
 from jaxzero.core.presets import get_preset
+from jaxzero.games.tic_tac_toe import solver as ttt
 from jaxzero.measure import gate as gate_lib
 from jaxzero.measure.match import make_match
-from jaxzero.measure.solvers import tic_tac_toe as ttt
 from jaxzero.measure.statistics import false_positive_rate
 from jaxzero.run.checkpoint import Checkpointer
 

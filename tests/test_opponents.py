@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from jaxzero.core import games
+from jaxzero.games.connect_four import solver as c4
 from jaxzero.measure import opponents
 from jaxzero.measure.match import play_match
 from jaxzero.measure.positions import states_from_moves
-from jaxzero.measure.solvers import connect_four as c4
 
 REPEATS = 32  # each position is asked this many times, with different keys
 

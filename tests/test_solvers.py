@@ -5,8 +5,8 @@ import functools
 import numpy as np
 import pytest
 
-from jaxzero.measure.solvers import connect_four as c4
-from jaxzero.measure.solvers import tic_tac_toe as ttt
+from jaxzero.games.connect_four import solver as c4
+from jaxzero.games.tic_tac_toe import solver as ttt
 
 
 @pytest.fixture(scope="module")

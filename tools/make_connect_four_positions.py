@@ -5,7 +5,7 @@ random opening moves followed by a noisy one-ply player (with probability ``--no
 random move, else: win if possible, else a move that does not give the opponent an
 immediate win). The game is stopped at a depth drawn uniformly from ``--min-depth`` ..
 ``--max-depth`` stones; a live position is then solved move by move with
-``jaxzero.measure.solvers.connect_four.Solver`` (the exact score of every legal column). Positions
+``jaxzero.games.connect_four.solver.Solver`` (the exact score of every legal column). Positions
 the solver cannot finish within ``--max-nodes`` nodes are dropped and counted. Duplicates
 are skipped. Fully deterministic for a given seed.
 
@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from jaxzero.measure.solvers import connect_four as c4
+from jaxzero.games.connect_four import solver as c4
 
 DEFAULT_OUT = pathlib.Path(__file__).parents[1] / "jaxzero" / "data" / "connect_four_positions.npz"
 

@@ -1,9 +1,10 @@
-"""The built-in games' kits (:class:`jaxzero.core.games.GameKit`): one module per game,
-each declaring in ``KITS`` everything jaxzero knows of its game beyond the rules in
-``envs``: its presets, its own players, its solved positions and its page in the docs.
+"""The built-in games' kits (:class:`jaxzero.core.games.GameKit`): one module per game (a
+folder where the game has a solver), each declaring in ``KITS`` everything jaxzero knows
+of its game beyond the rules in ``envs``: its presets, its own players, its solver, its
+solved positions and its page in the docs.
 
-A new built-in game is one module here, named in ``GAMES``, plus its assets (a shipped
-agent in ``jaxzero/agents/GAME``, data in ``jaxzero/data``). :mod:`jaxzero.core.games`
+A new built-in game is one module or folder here, named in ``GAMES``, plus its assets (a
+shipped agent in ``jaxzero/agents/GAME``, data in ``jaxzero/data``). :mod:`jaxzero.core.games`
 imports this package on its first lookup.
 """
 

@@ -50,7 +50,7 @@ PRESET = Config(
 def solver_player(env: Env, *, max_nodes: int = 2_000_000) -> Player:
     """Connect Four by the exact solver where it is fast enough, else one-ply tactics.
 
-    For each state a host callback runs :class:`jaxzero.measure.solvers.connect_four.Solver` on
+    For each state a host callback runs :class:`jaxzero.games.connect_four.solver.Solver` on
     every column with a budget of ``max_nodes`` search nodes (about 0.2 s per million on
     one core). If the position is solved in budget, a uniformly random move among those
     with the best score is played (the quickest win, the slowest loss); otherwise the
@@ -59,7 +59,7 @@ def solver_player(env: Env, *, max_nodes: int = 2_000_000) -> Player:
     game only.
     """
     require_game(env, "connect_four", "connect_four_solver")
-    from jaxzero.measure.solvers import connect_four as c4  # numba: imported when used
+    from jaxzero.games.connect_four import solver as c4  # numba: imported when used
 
     solver = c4.Solver()
     fallback = one_ply(env)
@@ -106,7 +106,7 @@ def solver_player(env: Env, *, max_nodes: int = 2_000_000) -> Player:
 
 def positions() -> PositionSet:
     """The shipped solver-labelled set (tools/make_connect_four_positions.py)."""
-    from jaxzero.measure.solvers.connect_four import ILLEGAL
+    from jaxzero.games.connect_four.solver import ILLEGAL
 
     path = importlib.resources.files("jaxzero") / "data" / POSITIONS_FILE
     with path.open("rb") as f, np.load(f) as data:

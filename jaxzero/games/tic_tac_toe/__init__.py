@@ -21,10 +21,10 @@ from jaxzero.core.config import (
     TrainConfig,
 )
 from jaxzero.core.games import GameKit, GamePage
+from jaxzero.games.tic_tac_toe import solver
 from jaxzero.measure.games import PositionSet
 from jaxzero.measure.opponents import batched, require_game, sample_legal
 from jaxzero.measure.players import Player
-from jaxzero.measure.solvers import tic_tac_toe as solver
 
 # Sampled first plies cover the odd positions the gate asks about; the decaying rate lets
 # the policy settle. The measurements: docs/presets.md, "tic_tac_toe".
@@ -42,7 +42,7 @@ PRESET = Config(
 def minimax_player(env: Env) -> Player:
     """Perfect tic-tac-toe: a uniformly random move among those with the best result.
 
-    Reads the exhaustive table of :mod:`jaxzero.measure.solvers.tic_tac_toe` (computed once per
+    Reads the exhaustive table of :mod:`jaxzero.games.tic_tac_toe.solver` (computed once per
     process) with the base-3 index of ``state.board``. Never loses; wins whenever the
     opponent errs into a lost position.
     """

@@ -1,1 +1,0 @@
-"""Exact solvers used to label positions and to play perfectly."""
