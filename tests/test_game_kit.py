@@ -67,3 +67,13 @@ def test_the_built_in_kits_hold_each_preset_once():
 def test_a_kit_trains_only_its_own_game():
     with pytest.raises(ValueError, match="the preset of 'go_6x6' trains 'go_9x9'"):
         games.GameKit("go_6x6", preset=get_preset("go_9x9"))
+
+
+def test_a_built_in_game_that_fails_to_load_fails_every_lookup(monkeypatch):
+    """Not a half-filled registry after the first failure: each lookup raises again."""
+    monkeypatch.setattr(games, "_KITS", {})
+    monkeypatch.setattr(games, "_loaded", False)
+    monkeypatch.setattr(games, "BUILT_IN", "jaxzero.no_such_games")
+    for _ in range(2):
+        with pytest.raises(ModuleNotFoundError, match="no_such_games"):
+            games.game_kit("tic_tac_toe")

@@ -130,6 +130,10 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    importlib.import_module(BUILT_IN)
+    _loaded = True  # first: the modules imported below register through register_game
+    try:
+        importlib.import_module(BUILT_IN)
+    except BaseException:
+        _loaded = False  # the next lookup tries again, and fails as loudly
+        raise
     envs.available()  # the jaxzero.games entry points: packages register kits there too
