@@ -11,9 +11,9 @@ another train at its rate, so the ratio ``population / single`` is what one proc
 gains over P processes taking turns on the same machine. The population
 (``jaxzero.make_population``) puts the learning rate on its axis, as a sweep does, so its
 hyperparameters are traced values, not constants. It runs each way
-(:class:`jaxzero.run.ways.Way`): on one device all P members vmapped together or one
+(:class:`jaxzero.run.life.ways.Way`): on one device all P members vmapped together or one
 member at a time (``lax.map`` inside the one compiled iteration), and split over the
-machine's cores as devices (:func:`jaxzero.run.ways.use_host_cores`, as ``jaxzero train
+machine's cores as devices (:func:`jaxzero.run.life.ways.use_host_cores`, as ``jaxzero train
 --seeds`` does on a CPU), each core's members one at a time or vmapped.
 
 Both sides run at the game's preset sizes (``--set`` overrides, e.g.
@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jaxzero.run import ways  # noqa: E402
+from jaxzero.run.life import ways  # noqa: E402
 
 CORES = ways.use_host_cores()  # before JAX starts: the cores as devices
 

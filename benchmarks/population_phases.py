@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jaxzero.run import ways as ways_lib  # noqa: E402
+from jaxzero.run.life import ways as ways_lib  # noqa: E402
 
 ways_lib.use_host_cores()  # before JAX starts: the cores as devices
 

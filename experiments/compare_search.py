@@ -11,12 +11,12 @@
    a low and a medium self-play budget, for the same wall time and several seeds; the
    raw network's optimal share (``eval/raw_optimal``, every ``evaluation.every``
    iterations) is recorded against training time and positions generated. It is a study
-   (:mod:`jaxzero.run.study`), trained as ``jaxzero train GAME --seeds S --grid
+   (:mod:`jaxzero.run.studies.study`), trained as ``jaxzero train GAME --seeds S --grid
    search.kind=puct,gumbel search.num_simulations=N1,N2 --jobs J`` trains it: each arm
    (search kind, simulations) one population of all its seeds (one compiled program),
    ``--jobs J`` arms at a time, each in a process on its own share of the cores, with
    ``train_seconds`` per seed of wall time (the compute of that many single runs). Its
-   report (:mod:`jaxzero.run.comparison`) compares the arms with the statistics of
+   report (:mod:`jaxzero.run.studies.comparison`) compares the arms with the statistics of
    ``results.md``.
 
 Output (``--out``): ``policy_improvement.csv``, ``optimal_share.csv``,
@@ -52,14 +52,14 @@ from jaxzero.measure.match import play_match
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.statistics import wilson_interval
-from jaxzero.run.agent import Agent, load_agent, parse_settings
-from jaxzero.run.comparison import write_study_report
-from jaxzero.run.compile_cache import enable_compile_cache
-from jaxzero.run.driver import train
-from jaxzero.run.layout import member_folder
-from jaxzero.run.report import read_metrics
-from jaxzero.run.study import Study, cpu_shares, train_study
-from jaxzero.run.ways import use_host_cores
+from jaxzero.run.agents.agent import Agent, load_agent, parse_settings
+from jaxzero.run.folder.layout import member_folder
+from jaxzero.run.life.compile_cache import enable_compile_cache
+from jaxzero.run.life.driver import train
+from jaxzero.run.life.ways import use_host_cores
+from jaxzero.run.reports.rows import read_metrics
+from jaxzero.run.studies.comparison import write_study_report
+from jaxzero.run.studies.study import Study, cpu_shares, train_study
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,7 +21,7 @@ import numpy as np
 from envs.go import action_to_gtp, gtp_to_action
 from jaxzero.go.sgf import GoRecord, write_sgf
 from jaxzero.measure.statistics import wilson_interval
-from jaxzero.run.agent import load_agent, parse_settings
+from jaxzero.run.agents.agent import load_agent, parse_settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # tools/ modules, as scripts
 from gtp_referee import GNUGO_RULES, GtpClient, play_match  # noqa: E402

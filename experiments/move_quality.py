@@ -22,7 +22,7 @@ import jax
 
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
-from jaxzero.run.agent import load_agent, parse_settings
+from jaxzero.run.agents.agent import load_agent, parse_settings
 
 
 def main() -> None:

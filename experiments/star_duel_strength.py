@@ -2,7 +2,7 @@
 
     .venv/bin/python experiments/star_duel_strength.py --run runs/star_duel_short --games 400
 
-Loads the agent of a run directory (or one checkpoint) with ``jaxzero.run.agent.load_agent``
+Loads the agent of a run directory (or one checkpoint) with ``jaxzero.run.agents.agent.load_agent``
 and plays ``--games`` games against each opponent on the agent's own game (the preset's
 ``star_duel_short``: authority 10), half with the agent moving first, in one batched,
 jitted match each (``jaxzero.measure.match.play_match``; paired games share their deals). The
@@ -30,7 +30,7 @@ import jax
 from jaxzero.measure.match import play_match
 from jaxzero.measure.opponents import make_opponent
 from jaxzero.measure.statistics import wilson_interval
-from jaxzero.run.agent import load_agent, parse_settings
+from jaxzero.run.agents.agent import load_agent, parse_settings
 
 
 def main() -> None:

@@ -46,11 +46,11 @@ from jaxzero.core.presets import get_preset
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.statistics import wilson_interval
-from jaxzero.run.agent import load_agent
-from jaxzero.run.compile_cache import enable_compile_cache
-from jaxzero.run.driver import train
-from jaxzero.run.report import read_metrics
-from jaxzero.run.ways import use_host_cores
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.life.compile_cache import enable_compile_cache
+from jaxzero.run.life.driver import train
+from jaxzero.run.life.ways import use_host_cores
+from jaxzero.run.reports.rows import read_metrics
 
 COLUMNS = (
     "arm", "settings", "seed", "iterations", "positions",

@@ -52,13 +52,13 @@ if TYPE_CHECKING:
     from jaxzero.measure.opponents import make_opponent, register_opponent
     from jaxzero.measure.players import Player, RawPolicyPlayer, SearchPlayer
     from jaxzero.measure.positions import optimal_move_share
-    from jaxzero.run.agent import Agent, export_agent, load_agent
-    from jaxzero.run.comparison import write_study_report
-    from jaxzero.run.driver import train
-    from jaxzero.run.hooks import Hook, Step
-    from jaxzero.run.study import Study, make_study, train_study
-    from jaxzero.run.wandb_hook import WandbLogger
-    from jaxzero.run.ways import use_host_cores
+    from jaxzero.run.agents.agent import Agent, export_agent, load_agent
+    from jaxzero.run.life.driver import train
+    from jaxzero.run.life.hooks import Hook, Step
+    from jaxzero.run.life.ways import use_host_cores
+    from jaxzero.run.reports.wandb_hook import WandbLogger
+    from jaxzero.run.studies.comparison import write_study_report
+    from jaxzero.run.studies.study import Study, make_study, train_study
 
 _EXPORTS = {
     # configs (jaxzero.core)
@@ -95,18 +95,18 @@ _EXPORTS = {
     "MatchResult": "jaxzero.measure.match",
     "optimal_move_share": "jaxzero.measure.positions",
     # running (jaxzero.run)
-    "train": "jaxzero.run.driver",
-    "Study": "jaxzero.run.study",
-    "make_study": "jaxzero.run.study",
-    "train_study": "jaxzero.run.study",
-    "write_study_report": "jaxzero.run.comparison",
-    "Hook": "jaxzero.run.hooks",
-    "Step": "jaxzero.run.hooks",
-    "WandbLogger": "jaxzero.run.wandb_hook",  # optional: jaxzero[wandb]
-    "Agent": "jaxzero.run.agent",
-    "load_agent": "jaxzero.run.agent",
-    "export_agent": "jaxzero.run.agent",
-    "use_host_cores": "jaxzero.run.ways",
+    "train": "jaxzero.run.life.driver",
+    "Study": "jaxzero.run.studies.study",
+    "make_study": "jaxzero.run.studies.study",
+    "train_study": "jaxzero.run.studies.study",
+    "write_study_report": "jaxzero.run.studies.comparison",
+    "Hook": "jaxzero.run.life.hooks",
+    "Step": "jaxzero.run.life.hooks",
+    "WandbLogger": "jaxzero.run.reports.wandb_hook",  # optional: jaxzero[wandb]
+    "Agent": "jaxzero.run.agents.agent",
+    "load_agent": "jaxzero.run.agents.agent",
+    "export_agent": "jaxzero.run.agents.agent",
+    "use_host_cores": "jaxzero.run.life.ways",
 }
 
 try:

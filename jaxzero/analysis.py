@@ -29,7 +29,7 @@ from jaxzero.measure.roots import (  # noqa: F401  (the notebook's and the CLI's
     root_svg,
     tree_to_dot,
 )
-from jaxzero.run.reads import SMALL, FileRefused, read_text
+from jaxzero.run.folder.reads import SMALL, FileRefused, read_text
 
 Array = jax.Array
 

@@ -18,7 +18,7 @@ import numpy as np
 from envs import Env, State
 from jaxzero.core.single_game import SingleGame, batch_of_one
 from jaxzero.measure.players import SearchPlayer
-from jaxzero.run.agent import Agent
+from jaxzero.run.agents.agent import Agent
 
 
 class InputEnded(Exception):

@@ -23,9 +23,9 @@ import envs
 from jaxzero.core.config import Config, apply_overrides, config_to_dict
 from jaxzero.core.defaults import starting_config
 from jaxzero.core.loop import Trainer, make_trainer
-from jaxzero.run import compile_cache, ways
-from jaxzero.run.checkpoint import Checkpointer
-from jaxzero.run.driver import prepare_run_dir
+from jaxzero.run.life import compile_cache, ways
+from jaxzero.run.life.checkpoint import Checkpointer
+from jaxzero.run.life.driver import prepare_run_dir
 
 # The suite compiles hundreds of tiny programs and runs each for moments: XLA's cheap
 # compile (no expensive LLVM passes) for the pytest workers and every process they start,
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmark modules (measuring_sha
 sys.path.insert(0, str(ROOT / "tools"))  # tools (gtp_referee, ...) as scripts
 pytest_plugins = ["durations_file"]  # --durations-file PATH (make test keeps each run's times)
 
-# JAX's persistent compilation cache (jaxzero.run.compile_cache) for the whole suite: the
+# JAX's persistent compilation cache (jaxzero.run.life.compile_cache) for the whole suite: the
 # pytest workers and the `jaxzero` processes the tests start compile many identical
 # programs, which one compile serves. Kept beside pytest's own cache, out of git.
 os.environ.setdefault(compile_cache.ENV_VAR, str(ROOT / ".pytest_cache" / "xla"))
@@ -53,7 +53,7 @@ if _XLA_CACHE is not None:
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(_XLA_CACHE))
 
 # How a population's members run is measured once per machine and shapes
-# (jaxzero.run.ways); the suite's many tiny populations run one member at a time on the
+# (jaxzero.run.life.ways); the suite's many tiny populations run one member at a time on the
 # devices that split them instead, and tests/test_ways.py measures.
 os.environ.setdefault(ways.AT_ONCE_VAR, "1")
 # The two pytest workers already keep both cores busy: the `jaxzero` processes they start
@@ -126,9 +126,9 @@ def c4_config() -> Config:
 
 @pytest.fixture(scope="session")
 def train_run(trainers):
-    """``jaxzero.run.driver.train`` with the session's trainer of the run's config (that
+    """``jaxzero.run.life.driver.train`` with the session's trainer of the run's config (that
     of ``config``, or of the run directory when resuming)."""
-    from jaxzero.run.driver import load_run_config, train
+    from jaxzero.run.life.driver import load_run_config, train
 
     def run(run_dir, config=None, **options):
         resume = options.get("resume", False)

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core.config import config_to_dict
-from jaxzero.run import agent_files
-from jaxzero.run.agent import export_agent, load_agent
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.driver import prepare_run_dir
+from jaxzero.run.agents import agent_files
+from jaxzero.run.agents.agent import export_agent, load_agent
+from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.life.driver import prepare_run_dir
 
 runner = CliRunner()
 CHECKED = ["agent.json", "config.json", "params.msgpack"]

@@ -24,11 +24,11 @@ from jaxzero.analysis import position_from_moves
 from jaxzero.board.server import ANOTHER_TAB, CROSS_SITE, NO_TAB, make_app
 from jaxzero.board.session import BoardError, Session
 from jaxzero.measure.roots import principal_variation
-from jaxzero.run import manifest
-from jaxzero.run.agent import load_agent
-from jaxzero.run.game_records import GameRecorder, read_games
-from jaxzero.run.layout import GAMES_FILE
-from jaxzero.run.report import STRIPS, write_report
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.folder import manifest
+from jaxzero.run.folder.layout import GAMES_FILE
+from jaxzero.run.life.game_records import GameRecorder, read_games
+from jaxzero.run.reports.report import STRIPS, write_report
 
 JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
 

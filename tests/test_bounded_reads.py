@@ -15,15 +15,15 @@ import pytest
 
 from jaxzero.core import presets
 from jaxzero.core.config import config_to_dict
-from jaxzero.run import reads
-from jaxzero.run.agent import load_agent
-from jaxzero.run.agent_files import shipped_root
-from jaxzero.run.checkpoint import CheckpointError, damaged_file
-from jaxzero.run.driver import RunDirError, load_run_config
-from jaxzero.run.files import FileProblem
-from jaxzero.run.hooks import JsonlWriter
-from jaxzero.run.members import read_population
-from jaxzero.run.report import ReportError, read_metrics
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.agents.agent_files import shipped_root
+from jaxzero.run.folder import reads
+from jaxzero.run.folder.files import FileProblem
+from jaxzero.run.life.checkpoint import CheckpointError, damaged_file
+from jaxzero.run.life.driver import RunDirError, load_run_config
+from jaxzero.run.life.hooks import JsonlWriter
+from jaxzero.run.life.members import read_population
+from jaxzero.run.reports.rows import ReportError, read_metrics
 
 ROW = b'{"iteration": 1, "total_loss": 0.5}\n'
 
@@ -180,7 +180,7 @@ def test_a_fifo_at_the_top_of_a_checkpoint_step_is_refused_before_orbax_lists_it
     step.mkdir(parents=True)
     os.mkfifo(step / "_CHECKPOINT_METADATA")
     code = (
-        "import sys\nfrom jaxzero.run.checkpoint import Checkpointer, CheckpointError\n"
+        "import sys\nfrom jaxzero.run.life.checkpoint import Checkpointer, CheckpointError\n"
         f"try:\n    Checkpointer({str(tmp_path / 'run')!r}, read_only=True)\n"
         "except CheckpointError as error:\n    print(error)\n    sys.exit(2)\n"
     )
@@ -190,7 +190,7 @@ def test_a_fifo_at_the_top_of_a_checkpoint_step_is_refused_before_orbax_lists_it
 
 
 def test_a_malformed_divergence_record_is_no_record(tmp_path):
-    from jaxzero.run.members import read_diverged
+    from jaxzero.run.life.members import read_diverged
 
     good = {"member": 1, "seed": 1, "iteration": 3, "hyper": {"optim.learning_rate": 1.0}}
     bad = [good | {"hyper": [1]}, good | {"iteration": "x"}, good | {"member": True}, 7]

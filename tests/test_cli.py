@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 from jaxzero.cli import app
 from jaxzero.core import config as config_lib
 from jaxzero.core import presets
-from jaxzero.run import manifest
-from jaxzero.run.driver import RunDirError, prepare_run_dir
-from jaxzero.run.hooks import JsonlWriter
+from jaxzero.run.folder import manifest
+from jaxzero.run.life.driver import RunDirError, prepare_run_dir
+from jaxzero.run.life.hooks import JsonlWriter
 
 runner = CliRunner()
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from jaxzero.cli import app
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.presets import get_preset
-from jaxzero.run.driver import prepare_run_dir
+from jaxzero.run.life.driver import prepare_run_dir
 
 runner = CliRunner()
 FUZZ = settings(

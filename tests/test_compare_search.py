@@ -9,7 +9,7 @@ import pytest
 import envs
 from experiments import compare_search
 from experiments import compare_search_report as report
-from jaxzero.run.agent import load_agent
+from jaxzero.run.agents.agent import load_agent
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.run import compile_cache
+from jaxzero.run.life import compile_cache
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 
 from jaxzero.core import config as config_lib
 from jaxzero.core.presets import PRESETS, get_preset
-from jaxzero.run.config_file import read_config_dict
+from jaxzero.run.folder.config_file import read_config_dict
 
 OLD_LAYOUT = {  # a config.json as runs before the evaluation and gate sections wrote it
     "game": "connect_four",

@@ -16,7 +16,7 @@ import envs
 from jaxzero.core.config import Config, apply_overrides, config_to_dict, flatten
 from jaxzero.core.defaults import default_config, starting_config
 from jaxzero.core.presets import presets
-from jaxzero.run.config_file import read_config_dict
+from jaxzero.run.folder.config_file import read_config_dict
 
 PINNED_FILE = Path(__file__).parent / "data" / "presets_and_default_configs.json"
 PINNED = json.loads(PINNED_FILE.read_text())

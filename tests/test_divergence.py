@@ -12,11 +12,12 @@ from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core.config import config_to_dict
-from jaxzero.run import hooks
-from jaxzero.run.agent import load_agent
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.driver import prepare_run_dir
-from jaxzero.run.report import read_metrics, write_report
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.life import hooks
+from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.life.driver import prepare_run_dir
+from jaxzero.run.reports.report import write_report
+from jaxzero.run.reports.rows import read_metrics
 
 runner = CliRunner()
 DIVERGING = ["optim.learning_rate=1e30", "optim.max_grad_norm=0"]

@@ -200,7 +200,7 @@ def test_the_tutorial_runs_at_toy_size(tmp_path, monkeypatch, toy_environment):
 
 def test_an_example_refuses_a_run_in_its_way_and_an_unwritable_out_in_one_line(tmp_path):
     # it always trained with force=True (deleting the run in --out), and traced back
-    from jaxzero.run.driver import prepare_run_dir
+    from jaxzero.run.life.driver import prepare_run_dir
 
     run = tmp_path / "run"
     prepare_run_dir(run, jaxzero.get_preset("tic_tac_toe"), resume=False, force=False)

@@ -16,8 +16,8 @@ import envs
 import jaxzero
 from jaxzero.cli import app
 from jaxzero.core.config import NetworkConfig, apply_overrides
-from jaxzero.run.agent_files import model_card
-from jaxzero.run.checkpoint import CheckpointError
+from jaxzero.run.agents.agent_files import model_card
+from jaxzero.run.life.checkpoint import CheckpointError
 
 runner = CliRunner()
 

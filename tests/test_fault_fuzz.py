@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from jaxzero.core import config as config_lib
 from jaxzero.core import presets
 from jaxzero.core.config import config_to_dict
-from jaxzero.run.agent_files import read_facts
-from jaxzero.run.checkpoint import CheckpointError
-from jaxzero.run.driver import RunDirError, prepare_run_dir
+from jaxzero.run.agents.agent_files import read_facts
+from jaxzero.run.life.checkpoint import CheckpointError
+from jaxzero.run.life.driver import RunDirError, prepare_run_dir
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -145,11 +145,11 @@ def _plant(folder: Path, name: str, kind: str, text: str) -> None:
 
 def _read_everything(folder: Path) -> None:
     """Each reader of a run or agent folder in turn; a refusal is one line of its kind."""
-    from jaxzero.run.agent import read_config
-    from jaxzero.run.agent_files import check_checksums
-    from jaxzero.run.driver import load_run_config
-    from jaxzero.run.members import read_population
-    from jaxzero.run.report import ReportError, read_elo_rows, read_metrics
+    from jaxzero.run.agents.agent import read_config
+    from jaxzero.run.agents.agent_files import check_checksums
+    from jaxzero.run.life.driver import load_run_config
+    from jaxzero.run.life.members import read_population
+    from jaxzero.run.reports.rows import ReportError, read_elo_rows, read_metrics
 
     readers = (load_run_config, read_config, read_facts, check_checksums, read_population,
                read_metrics, read_elo_rows)  # fmt: skip

@@ -18,16 +18,18 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.run import driver, elo_files, nolink
-from jaxzero.run import hooks as hooks_lib
-from jaxzero.run.agent import load_agent
-from jaxzero.run.checkpoint import CheckpointError
-from jaxzero.run.driver import RunDirError, load_run_config, lock_run_dir, prepare_run_dir
-from jaxzero.run.files import FileProblem, os_reason
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.folder import nolink
+from jaxzero.run.folder.files import FileProblem, os_reason
+from jaxzero.run.life import driver
+from jaxzero.run.life import hooks as hooks_lib
+from jaxzero.run.life.checkpoint import CheckpointError
+from jaxzero.run.life.driver import RunDirError, load_run_config, lock_run_dir, prepare_run_dir
+from jaxzero.run.reports import elo_files
 
 runner = CliRunner()
 HOLD = (
-    "import sys, time; from pathlib import Path; from jaxzero.run.driver import lock_run_dir;"
+    "import sys, time; from pathlib import Path; from jaxzero.run.life.driver import lock_run_dir;"
     "lock = lock_run_dir(Path(sys.argv[1])); print('locked', flush=True); time.sleep(600)"
 )
 

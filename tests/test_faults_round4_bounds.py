@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.run import manifest
-from jaxzero.run.agent import load_agent
-from jaxzero.run.checkpoint import CheckpointError
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.folder import manifest
+from jaxzero.run.life.checkpoint import CheckpointError
 
 runner = CliRunner()
 

@@ -21,11 +21,11 @@ from jaxzero.board import hosts
 from jaxzero.board.server import make_app
 from jaxzero.board.session import Session
 from jaxzero.cli import app
-from jaxzero.run import game_records
-from jaxzero.run.agent import load_agent
-from jaxzero.run.game_records import read_games
-from jaxzero.run.layout import GAMES_FILE
-from jaxzero.run.report import write_report
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.folder.layout import GAMES_FILE
+from jaxzero.run.life import game_records
+from jaxzero.run.life.game_records import read_games
+from jaxzero.run.reports.report import write_report
 
 runner = CliRunner()
 

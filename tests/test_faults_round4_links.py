@@ -1,5 +1,5 @@
 """Faults round 4, links: nothing jaxzero opens, writes or deletes below a folder it was given
-goes through a symbolic link (jaxzero.run.nolink); a link is refused in one line naming it,
+goes through a symbolic link (jaxzero.run.folder.nolink); a link is refused in one line naming it,
 and what it points at stays as it was."""
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core.config import apply_overrides
-from jaxzero.run import nolink
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.comparison import MARK, Arm, write_comparison
-from jaxzero.run.driver import RunDirError, lock_run_dir
-from jaxzero.run.files import FileProblem
-from jaxzero.run.report import ReportError, write_report
-from jaxzero.run.study import make_study, write_study
+from jaxzero.run.folder import nolink
+from jaxzero.run.folder.files import FileProblem
+from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.life.driver import RunDirError, lock_run_dir
+from jaxzero.run.reports.report import write_report
+from jaxzero.run.reports.rows import ReportError
+from jaxzero.run.studies.comparison import MARK, Arm, write_comparison
+from jaxzero.run.studies.study import make_study, write_study
 
 runner = CliRunner()
 TINY = [
@@ -248,8 +249,8 @@ STUDY_WRITTEN = (
 def test_a_link_anywhere_below_a_study_changes_nothing_outside(
     data, tiny_run, tmp_path_factory, ttt_config
 ):
-    from jaxzero.run.comparison import write_study_report
-    from jaxzero.run.study import open_study
+    from jaxzero.run.studies.comparison import write_study_report
+    from jaxzero.run.studies.study import open_study
 
     root = tmp_path_factory.mktemp("links")
     outside = _outside(root)

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from jaxzero.cli import app
 from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
-from jaxzero.run import ways
-from jaxzero.run.study import make_study, typed_trust
+from jaxzero.run.life import ways
+from jaxzero.run.studies.study import make_study, typed_trust
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,8 +11,8 @@ import markdown
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.run.comparison import Arm, write_comparison
-from jaxzero.run.report import code_span, markdown_text
+from jaxzero.run.reports.markdown import code_span, markdown_text
+from jaxzero.run.studies.comparison import Arm, write_comparison
 
 runner = CliRunner()
 HOSTILE = "<img src=x onerror=alert(1)> [click](http://evil.example) *bold* | cell"

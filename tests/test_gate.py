@@ -22,7 +22,7 @@ from jaxzero.games.tic_tac_toe import solver as ttt
 from jaxzero.measure import gate as gate_lib
 from jaxzero.measure.match import make_match
 from jaxzero.measure.statistics import false_positive_rate
-from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.life.checkpoint import Checkpointer
 
 POWERS = jnp.asarray(3 ** np.arange(9), jnp.int32)
 SMALL_GATE = {

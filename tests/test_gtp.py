@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxzero.go.gtp import COMMANDS, GtpEngine
-from jaxzero.run.agent import load_agent
+from jaxzero.run.agents.agent import load_agent
 
 GNUGO = shutil.which("gnugo") or shutil.which("gnugo", path="/usr/games")
 

@@ -5,7 +5,7 @@ import io
 import pytest
 
 from jaxzero.go.gtp import GtpEngine
-from jaxzero.run.agent import load_agent
+from jaxzero.run.agents.agent import load_agent
 
 
 @pytest.fixture(scope="module")

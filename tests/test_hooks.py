@@ -10,8 +10,8 @@ import numpy as np
 from jaxzero.core.config import GateConfig
 from jaxzero.measure.gate import Gate, Verdict
 from jaxzero.measure.match import MatchResult
-from jaxzero.run import hooks
-from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.life import hooks
+from jaxzero.run.life.checkpoint import Checkpointer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,7 +122,7 @@ def test_the_check_keys_depend_on_seed_stream_and_iteration_only():
 
 
 def test_the_budget_stops_at_its_iteration_count_or_its_time():
-    from jaxzero.run.driver import Budget
+    from jaxzero.run.life.driver import Budget
 
     by_count = Budget(seconds=None, iterations=3)
     for iteration, stop in ((2, False), (3, True)):

@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core.config import config_to_dict
-from jaxzero.run import agent as agent_lib
-from jaxzero.run import checkpoint as checkpoint_lib
-from jaxzero.run.agent import load_agent, load_agents
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError, CheckpointRemoved
-from jaxzero.run.driver import prepare_run_dir
+from jaxzero.run.agents import agent as agent_lib
+from jaxzero.run.agents.agent import load_agent, load_agents
+from jaxzero.run.life import checkpoint as checkpoint_lib
+from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError, CheckpointRemoved
+from jaxzero.run.life.driver import prepare_run_dir
 
 runner = CliRunner()
 

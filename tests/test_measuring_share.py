@@ -4,7 +4,7 @@ the matches only while they fit in ``evaluation.max_share`` of the wall time."""
 import contextlib
 import dataclasses
 
-from jaxzero.run.hooks import Clock, EvaluationHook, Step
+from jaxzero.run.life.hooks import Clock, EvaluationHook, Step
 
 
 @dataclasses.dataclass

@@ -14,7 +14,7 @@ from jaxzero.core.networks import (
     make_network,
     symmetry_averaged,
 )
-from jaxzero.run.config_file import read_config_dict
+from jaxzero.run.folder.config_file import read_config_dict
 
 
 @pytest.mark.parametrize("kind, game", [("resnet", "connect_four"), ("mlp", "tic_tac_toe")])

@@ -17,7 +17,7 @@ from envs import symmetry, testing
 from envs.pgx import PgxEnv
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.loop import make_trainer
-from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.life.checkpoint import Checkpointer
 
 # Every id pgx 2.6 offers: what the bridge does with it.
 TABLE = {

@@ -175,7 +175,7 @@ def test_a_pgx_game_is_drawn_by_pgx():
 
 def test_a_search_root_is_drawn_on_the_board_with_its_numbers(tmp_path):
     from jaxzero.core.presets import get_preset
-    from jaxzero.run.agent import untrained_agent
+    from jaxzero.run.agents.agent import untrained_agent
 
     agent = untrained_agent(get_preset("tic_tac_toe"), jax.random.key(0))
     state = _played(agent.env, [4, 0])

@@ -21,7 +21,7 @@ from conftest import tiny_config
 import envs
 from jaxzero.measure.match import play_match
 from jaxzero.measure.opponents import make_opponent
-from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.life.checkpoint import Checkpointer
 
 PINNED = json.loads((Path(__file__).parent / "data" / "pinned_runs.json").read_text())
 CONFIGS = {

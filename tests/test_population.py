@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 from jaxzero.cli import app
 from jaxzero.core.config import apply_overrides
 from jaxzero.core.population import make_population, member
-from jaxzero.run.agent import load_agent
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.driver import train
-from jaxzero.run.game_records import read_games
-from jaxzero.run.layout import member_folder
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.folder.layout import member_folder
+from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.life.driver import train
+from jaxzero.run.life.game_records import read_games
 
 runner = CliRunner()
 ITERATIONS = 3
@@ -352,7 +352,7 @@ def test_a_diverged_member_stays_frozen_in_the_run_its_resume_and_refuses_to_loa
 def test_every_member_diverging_stops_the_run(tmp_path, diverging):
     """Both members' learning rates huge (the same compiled program): the run stops as a
     single run does, naming each member, that iteration not saved."""
-    from jaxzero.run.hooks import Diverged
+    from jaxzero.run.life.hooks import Diverged
 
     huge = dataclasses.replace(
         diverging,
@@ -382,7 +382,7 @@ def test_population_json_is_strict_json(tmp_path):
     # An infinite value was written as `Infinity`, which no JSON reader but Python's takes
     from types import SimpleNamespace
 
-    from jaxzero.run.members import write_population
+    from jaxzero.run.life.members import write_population
 
     population = SimpleNamespace(seeds=(0, 1), hyper={"optim.learning_rate": [1e-3, np.inf]})
     with pytest.raises(ValueError, match="population.json would hold a NaN or infinite number"):

@@ -7,8 +7,8 @@ import pytest
 from absl import logging as absl_logging
 from conftest import tiny_config
 
-from jaxzero.run.agent import load_agent
-from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.life.checkpoint import Checkpointer
 
 NOTICE = "Given directory is read only"
 

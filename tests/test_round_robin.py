@@ -5,9 +5,9 @@ import pytest
 
 from jaxzero.core.config import config_to_dict
 from jaxzero.measure import round_robin
-from jaxzero.run.agent import load_agents
-from jaxzero.run.checkpoint import Checkpointer
-from jaxzero.run.driver import prepare_run_dir
+from jaxzero.run.agents.agent import load_agents
+from jaxzero.run.life.checkpoint import Checkpointer
+from jaxzero.run.life.driver import prepare_run_dir
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core.presets import get_preset
-from jaxzero.run import manifest
-from jaxzero.run.agent import load_agent
-from jaxzero.run.driver import RunDirError, prepare_run_dir
-from jaxzero.run.members import write_population
-from jaxzero.run.report import write_report
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.folder import manifest
+from jaxzero.run.life.driver import RunDirError, prepare_run_dir
+from jaxzero.run.life.members import write_population
+from jaxzero.run.reports.report import write_report
 
 runner = CliRunner()
 USERS = {  # the files of the user's, inside a run's own folders
@@ -227,7 +227,7 @@ def test_a_manifest_nested_past_parsing_is_one_line(tmp_path):
 
 
 def test_an_elo_file_written_into_a_member_is_recorded_in_the_runs_manifest(tmp_path, monkeypatch):
-    from jaxzero.run import elo_files
+    from jaxzero.run.reports import elo_files
 
     run = tmp_path / "run"
     prepare_run_dir(run, get_preset("tic_tac_toe"), resume=False, force=False)

@@ -205,7 +205,7 @@ TWO_PROCESSES = """
     import jax
     from jaxzero.core.config import apply_overrides
     from jaxzero.core.presets import get_preset
-    from jaxzero.run.driver import train
+    from jaxzero.run.life.driver import train
 
     tiny = json.loads({tiny!r})
     config = apply_overrides(
@@ -265,7 +265,7 @@ def test_two_processes_train_resume_and_write_each_checkpoint_once(tmp_path):
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [row["iteration"] for row in rows] == [1, 2]
     # The checkpoint restores on this single-device process.
-    from jaxzero.run.agent import load_agent
+    from jaxzero.run.agents.agent import load_agent
 
     agent = load_agent(run_dir)
     assert agent.iteration == 2

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from jaxzero.cli import app
 from jaxzero.core.config import config_from_dict
-from jaxzero.run.agent_files import shipped_agent, shipped_games
-from jaxzero.run.layout import AGENT_FILE, CARD_FILE, CONFIG_FILE
+from jaxzero.run.agents.agent_files import shipped_agent, shipped_games
+from jaxzero.run.folder.layout import AGENT_FILE, CARD_FILE, CONFIG_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ["connect_four", "go_6x6", "star_duel_short", "tic_tac_toe"]
@@ -32,7 +32,7 @@ import sys
 import jax
 import numpy as np
 import jaxzero
-from jaxzero.run.agent_files import shipped_games
+from jaxzero.run.agents.agent_files import shipped_games
 
 assert jaxzero.__file__.startswith(sys.argv[1]), jaxzero.__file__  # the installed wheel's
 for game in shipped_games():

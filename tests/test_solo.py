@@ -118,7 +118,7 @@ def test_play_lets_the_agent_play_a_single_player_game_to_its_score():
     from jaxzero.core import networks
     from jaxzero.measure.players import evaluation_player
     from jaxzero.play import play_game
-    from jaxzero.run.agent import Agent
+    from jaxzero.run.agents.agent import Agent
 
     config = tiny_config("pgx/2048")
     env = envs.from_pgx(pgx.make("2048"), max_steps=12)
@@ -141,8 +141,8 @@ def test_eval_of_a_single_player_run_prints_scores_beside_random_and_greedy(tmp_
     from jaxzero.cli import app
     from jaxzero.core.config import config_to_dict
     from jaxzero.core.loop import make_trainer
-    from jaxzero.run.checkpoint import Checkpointer
-    from jaxzero.run.driver import prepare_run_dir
+    from jaxzero.run.life.checkpoint import Checkpointer
+    from jaxzero.run.life.driver import prepare_run_dir
 
     config = tiny_config("pgx/2048")
     run = tmp_path / "run"

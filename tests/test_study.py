@@ -1,5 +1,5 @@
-"""A study in one command: arms × seeds (jaxzero.run.study), one report comparing the arms
-(jaxzero.run.comparison), every arm an ordinary population."""
+"""A study in one command: arms × seeds (jaxzero.run.studies.study), one report comparing the arms
+(jaxzero.run.studies.comparison), every arm an ordinary population."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from jaxzero.cli import app
 from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
-from jaxzero.run.study import (
+from jaxzero.run.studies.study import (
     arms_of,
     cpu_shares,
     make_study,

@@ -14,10 +14,10 @@ from jaxzero.core.config import apply_overrides
 from jaxzero.core.loop import make_trainer
 from jaxzero.core.networks import SymmetryAveraged
 from jaxzero.play import join_moves, play_game
-from jaxzero.run.agent import load_agent, parse_settings
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.driver import load_run_config
-from jaxzero.run.report import write_report
+from jaxzero.run.agents.agent import load_agent, parse_settings
+from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.life.driver import load_run_config
+from jaxzero.run.reports.report import write_report
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from jaxzero.core import mcts, search
 from jaxzero.core.config import SearchConfig
 from jaxzero.core.policies import make_search
 from jaxzero.measure import match, opponents, players
-from jaxzero.run.checkpoint import Checkpointer
+from jaxzero.run.life.checkpoint import Checkpointer
 
 SIMULATIONS = 24
 Tree = mctx.Tree

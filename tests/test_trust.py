@@ -21,10 +21,11 @@ from jaxzero.core import networks
 from jaxzero.core.config import config_to_dict
 from jaxzero.core.presets import get_preset
 from jaxzero.core.trust import UntrustedCode, check_trusted, imported_code
-from jaxzero.run import agent_files, manifest
-from jaxzero.run.agent import load_agent
-from jaxzero.run.checkpoint import CheckpointError
-from jaxzero.run.driver import RunDirError, train
+from jaxzero.run.agents import agent_files
+from jaxzero.run.agents.agent import load_agent
+from jaxzero.run.folder import manifest
+from jaxzero.run.life.checkpoint import CheckpointError
+from jaxzero.run.life.driver import RunDirError, train
 
 runner = CliRunner()
 

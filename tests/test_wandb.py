@@ -1,4 +1,4 @@
-"""The Weights & Biases hook (jaxzero.run.wandb_hook), in wandb's offline mode: no
+"""The Weights & Biases hook (jaxzero.run.reports.wandb_hook), in wandb's offline mode: no
 account, no network. What it logged is read back from the run's ``.wandb`` file."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import wandb  # jaxzero[wandb]; the dev extra (`make setup`) installs it
 
-from jaxzero.run.report import write_report
-from jaxzero.run.wandb_hook import WandbLogger, WandbProblem
+from jaxzero.run.reports.report import write_report
+from jaxzero.run.reports.wandb_hook import WandbLogger, WandbProblem
 
 BLOCK, HEADER, MAGIC = 32768, 7, b":W&B"  # a .wandb file: a LevelDB log after its header
 FULL, LAST = 1, 4  # a record in one chunk, the last chunk of a record

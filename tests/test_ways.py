@@ -1,4 +1,4 @@
-"""How a population's members run (jaxzero.run.ways): a CPU's cores as devices, and the way
+"""How a population's members run (jaxzero.run.life.ways): a CPU's cores as devices, and the way
 measured once, cached, and read back."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
-from jaxzero.run import ways
+from jaxzero.run.life import ways
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
@@ -34,14 +34,17 @@ def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 def test_host_cores_become_devices_only_before_jax_starts():
     code = (
-        "import jax; from jaxzero.run import ways; n = ways.use_host_cores(); "
+        "import jax; from jaxzero.run.life import ways; n = ways.use_host_cores(); "
         "late = ways.use_host_cores(3); print(n, jax.device_count(), late)"
     )
     done = _python(code, {ways.HOST_DEVICES_VAR: "2", "XLA_FLAGS": ""})
     assert done.returncode == 0, done.stderr[-2000:]
     # started with 2; the second call finds its own flag and does not change it
     assert done.stdout.split() == ["2", "2", "2"]
-    code = "import jax; jax.devices(); from jaxzero.run import ways; print(ways.use_host_cores(4))"
+    code = (
+        "import jax; jax.devices(); from jaxzero.run.life import ways; "
+        "print(ways.use_host_cores(4))"
+    )
     done = _python(code, {"XLA_FLAGS": ""})
     assert done.stdout.split() == ["1"], done.stderr[-2000:]  # too late: JAX has started
 

@@ -101,8 +101,8 @@ def train_args(run: Path, iterations: int, every: int, *, resume: bool) -> list[
 
 def restore_state(run: Path):
     from jaxzero.core.loop import make_trainer
-    from jaxzero.run.checkpoint import Checkpointer
-    from jaxzero.run.driver import load_run_config
+    from jaxzero.run.life.checkpoint import Checkpointer
+    from jaxzero.run.life.driver import load_run_config
 
     abstract = jax.eval_shape(make_trainer(load_run_config(run)).init, jax.random.key(0))
     with Checkpointer(run, read_only=True) as checkpointer:
@@ -230,8 +230,8 @@ def damaged_checkpoints(scratch: Path, reference: Path) -> list[Outcome]:
     """A flipped byte in each file of the latest checkpoint, one file at a time: every
     load must refuse it (in this process: the agent loader and the resume's restore);
     then the command line once, for the one-line error naming the fallback."""
-    from jaxzero.run.agent import load_agent
-    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.agents.agent import load_agent
+    from jaxzero.run.life.checkpoint import CheckpointError
 
     run = scratch / "damaged"
     shutil.copytree(reference, run)
@@ -363,7 +363,7 @@ def full_disk_at_start() -> Outcome:
 def full_disk_mid_save() -> Outcome:
     """A disk that fills during a save: one line, the previous checkpoint intact (it
     loads), and after space is freed the run resumes from it."""
-    from jaxzero.run.agent import load_agent
+    from jaxzero.run.agents.agent import load_agent
 
     with tmpfs("900k") as disk:
         if disk is None:
@@ -498,7 +498,7 @@ def divergence(scratch: Path) -> Outcome:
     and no checkpoint that holds a non-finite parameter (each loads, and is finite)."""
     import json
 
-    from jaxzero.run.agent import load_agent
+    from jaxzero.run.agents.agent import load_agent
 
     run = scratch / "diverged"
     args = train_args(run, 12, 1, resume=False)
@@ -578,7 +578,7 @@ def tampered_agent_folders(scratch: Path, reference: Path) -> list[Outcome]:
     import jax.numpy as jnp
     from flax import serialization
 
-    from jaxzero.run.agent_files import write_checksums
+    from jaxzero.run.agents.agent_files import write_checksums
 
     base = scratch / "agent"
     code, output = finish("export", str(reference), "--out", str(base))
@@ -657,7 +657,7 @@ def folders_naming_code(scratch: Path) -> list[Outcome]:
     (the planted modules leave a mark when imported)."""
     import json
 
-    from jaxzero.run.agent_files import shipped_agent, write_checksums
+    from jaxzero.run.agents.agent_files import shipped_agent, write_checksums
 
     plant = 'from pathlib import Path\nPath(__file__).with_name("IMPORTED").touch()\n'
 
@@ -834,7 +834,7 @@ def small_refusals(scratch: Path) -> list[Outcome]:
     (scratch / "exits_on_import.py").write_text("import sys\nsys.exit(0)\n")
     (scratch / "a_file").write_text("mine\n")
     from jaxzero.core.presets import get_preset
-    from jaxzero.run.driver import prepare_run_dir
+    from jaxzero.run.life.driver import prepare_run_dir
 
     young, run = scratch / "young", scratch / "no_population_json"
     prepare_run_dir(young, get_preset("tic_tac_toe"), resume=False, force=False)  # no checkpoint

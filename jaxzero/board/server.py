@@ -268,7 +268,7 @@ def serve(
 class _Server(uvicorn.Server):
     """uvicorn's server, stopped by Ctrl-C or SIGTERM: the first ends it gracefully
     (in-flight requests finish), a second at once. While it serves, the command line's
-    signal watcher (:mod:`jaxzero.run.signals`) is not woken: the server's own handlers run
+    signal watcher (:mod:`jaxzero.run.life.signals`) is not woken: the server's own handlers run
     promptly, as the main thread runs only the event loop (the searches run in workers)."""
 
     @contextlib.contextmanager

@@ -36,8 +36,8 @@ from jaxzero.analysis import line_from_moves, move_words
 from jaxzero.core.single_game import SingleGame
 from jaxzero.go import sgf
 from jaxzero.measure.roots import Analysis, analyze_position, principal_variation
-from jaxzero.run.agent import Agent
-from jaxzero.run.game_records import RecordedGame, board_svg, game_states, last_cell
+from jaxzero.run.agents.agent import Agent
+from jaxzero.run.life.game_records import RecordedGame, board_svg, game_states, last_cell
 
 
 class BoardError(ValueError):

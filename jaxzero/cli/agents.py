@@ -12,7 +12,7 @@ from jaxzero.cli.games import run_name
 from jaxzero.cli.options import search_settings, trusted
 
 if TYPE_CHECKING:
-    from jaxzero.run.agent import Agent
+    from jaxzero.run.agents.agent import Agent
 
 
 def load(
@@ -21,7 +21,7 @@ def load(
     """The agent of ``checkpoint`` with ``--set`` settings, importing only the code that
     ``--trust-code`` or the typed ``game`` allows; UsageError if it plays another game
     than ``game``."""
-    from jaxzero.run.agent import load_agent
+    from jaxzero.run.agents.agent import load_agent
 
     trust = trusted(trust_code, game)
     agent = load_agent(checkpoint, settings=search_settings(settings), trust_code=trust)
@@ -33,7 +33,7 @@ def load(
 def default_agent(game: str | None) -> Path:
     """The agent ``jaxzero play GAME`` plays: the user's own ``runs/GAME`` if it exists,
     else the one shipped in the package for GAME."""
-    from jaxzero.run.agent_files import shipped_agent
+    from jaxzero.run.agents.agent_files import shipped_agent
 
     if game is None:
         raise UsageError("say which agent to play: jaxzero play GAME, or --checkpoint RUN_DIR")
@@ -51,7 +51,7 @@ def default_agent(game: str | None) -> Path:
 
 def say_which(checkpoint: Path, agent: Agent) -> None:
     """One line on stderr naming the agent a command plays with."""
-    from jaxzero.run.agent_files import describe, find_agent
+    from jaxzero.run.agents.agent_files import describe, find_agent
 
     console.print(
         f"agent: {describe(find_agent(checkpoint))}, iteration {agent.iteration}",

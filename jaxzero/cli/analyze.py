@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from envs import Env, State
     from envs.go import Go
-    from jaxzero.run.agent import Agent
+    from jaxzero.run.agents.agent import Agent
 
 
 def analyze(
@@ -62,7 +62,7 @@ def analyze(
     import jax
 
     from jaxzero import analysis
-    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.life.checkpoint import CheckpointError
 
     key = jax.random.key(seed)
     try:
@@ -111,8 +111,8 @@ def _analysis_agent(
 
     import envs
     from jaxzero import analysis
-    from jaxzero.run.agent import untrained_agent
-    from jaxzero.run.agent_files import describe, find_agent, shipped_agent
+    from jaxzero.run.agents.agent import untrained_agent
+    from jaxzero.run.agents.agent_files import describe, find_agent, shipped_agent
 
     check_game(game)
     if sgf is not None:

@@ -70,7 +70,7 @@ def _commands(
     ] = None,
 ) -> None:
     """jaxzero: AlphaZero in JAX. Train an agent, play against it, measure it."""
-    from jaxzero.run.compile_cache import enable_compile_cache
+    from jaxzero.run.life.compile_cache import enable_compile_cache
 
     # orbax logs each failure it then raises, with tracebacks; the raised error is
     # reported here in one line, so its log is noise to a user of the command line.
@@ -98,7 +98,7 @@ def fail(message: str) -> NoReturn:
 
 def main() -> None:
     """Run the command line; Ctrl-C before a command handles it exits with 130."""
-    from jaxzero.run import signals
+    from jaxzero.run.life import signals
 
     signals.install()  # (already, when started as `jaxzero`: jaxzero.entry)
     try:

@@ -23,8 +23,8 @@ from jaxzero.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from jaxzero.run.agent import Agent
-    from jaxzero.run.game_records import RecordedGame
+    from jaxzero.run.agents.agent import Agent
+    from jaxzero.run.life.game_records import RecordedGame
 
 
 def board(
@@ -66,7 +66,7 @@ def board(
     from jaxzero.board.hosts import exposure
     from jaxzero.board.server import serve
     from jaxzero.board.session import Session
-    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.life.checkpoint import CheckpointError
 
     try:
         if game is not None:
@@ -107,10 +107,10 @@ def board(
 
 def _recorded_games(checkpoint: Path, agent: Agent) -> list[RecordedGame]:
     """The games of the run ``checkpoint`` is in ([] for an agent folder)."""
-    from jaxzero.run.agent import locate
-    from jaxzero.run.agent_files import find_agent
-    from jaxzero.run.checkpoint import CheckpointError
-    from jaxzero.run.game_records import read_games
+    from jaxzero.run.agents.agent import locate
+    from jaxzero.run.agents.agent_files import find_agent
+    from jaxzero.run.life.checkpoint import CheckpointError
+    from jaxzero.run.life.game_records import read_games
 
     try:
         run_dir, _ = locate(find_agent(checkpoint))

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from jaxzero import Player
     from jaxzero.measure.match import MatchResult
     from jaxzero.measure.round_robin import GamesCallback, RoundRobin
-    from jaxzero.run.agent import Agent
+    from jaxzero.run.agents.agent import Agent
 
     # (name, agent, run directory or None) of each checkpoint: run.agent.load_agents
     Loaded = list[tuple[str, Agent, Path | None]]
@@ -61,13 +61,13 @@ def eval_(
     Go: --sgf DIR also writes every game there as SGF (A_vs_B_001.sgf, ...) for Sabaki."""
     from jaxzero.measure.round_robin import RoundRobinError
     from jaxzero.measure.statistics import format_table
-    from jaxzero.run.checkpoint import CheckpointError
-    from jaxzero.run.elo_files import write_elo_files
-    from jaxzero.run.files import FileProblem, os_reason
+    from jaxzero.run.folder.files import FileProblem, os_reason
+    from jaxzero.run.life.checkpoint import CheckpointError
+    from jaxzero.run.reports.elo_files import write_elo_files
 
     written: list[Path] = []
     try:
-        from jaxzero.run.agent import load_agents
+        from jaxzero.run.agents.agent import load_agents
 
         settings = search_settings(set_)
         loaded = load_agents(paths, every=every, settings=settings, trust_code=trust_code)
@@ -140,8 +140,8 @@ def _round_robin(
     """Build the entrants of the loaded checkpoints and play ``jaxzero eval``'s round
     robin; with ``sgf``, every game is written there (the files appended to ``written``)."""
     from jaxzero.measure import round_robin
-    from jaxzero.run import nolink
-    from jaxzero.run.layout import ELO_FILE
+    from jaxzero.run.folder import nolink
+    from jaxzero.run.folder.layout import ELO_FILE
 
     names = round_robin.parse_opponents(opponents)
     if games < 2 or games % 2:

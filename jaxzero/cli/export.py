@@ -21,8 +21,8 @@ def export(
     """Write a run's playing network as a small agent folder: config, parameters and a
     model card. `jaxzero play/eval/analyze/gtp --checkpoint FOLDER` and
     `jaxzero.load_agent(FOLDER)` read it."""
-    from jaxzero.run.agent import export_agent
-    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.agents.agent import export_agent
+    from jaxzero.run.life.checkpoint import CheckpointError
 
     try:
         agent = export_agent(checkpoint, out, trust_code=trust_code)

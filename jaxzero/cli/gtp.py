@@ -36,7 +36,7 @@ def gtp(
 ) -> None:
     """Speak the Go Text Protocol on stdin/stdout (for GoGui, Sabaki, GNU Go, gomill)."""
     from jaxzero.go.gtp import GtpEngine
-    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.life.checkpoint import CheckpointError
 
     try:
         checkpoint = checkpoint or default_agent(GTP_AGENT)

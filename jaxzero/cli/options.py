@@ -73,7 +73,7 @@ def trusted(trust_code: bool, *named: str | None) -> bool | list[str]:
 
 def search_settings(items: list[str] | None) -> dict[str, str]:
     """The ``--set KEY=VALUE`` settings as a dict; exit with an error line for a bad one."""
-    from jaxzero.run.agent import parse_settings
+    from jaxzero.run.agents.agent import parse_settings
 
     try:
         return parse_settings(items or [])

@@ -40,7 +40,7 @@ def play(
     `jaxzero train GAME` writes, relative to where you are), else the shipped one; like
     every folder, it imports no code it names without --trust-code."""
     from jaxzero.play import InputEnded, play_game
-    from jaxzero.run.checkpoint import CheckpointError
+    from jaxzero.run.life.checkpoint import CheckpointError
 
     try:
         if game is not None:

@@ -27,9 +27,10 @@ def report(
     """Write figures (PNG) and a markdown summary into RUN_DIR/report: a run's metrics, a
     population's arms across their seeds, a study's arms compared with the differences of
     their means; for several runs, their arms compared into --out."""
-    from jaxzero.run.comparison import write_runs_report, write_study_report
-    from jaxzero.run.report import ReportError, write_report
-    from jaxzero.run.study import is_study
+    from jaxzero.run.reports.report import write_report
+    from jaxzero.run.reports.rows import ReportError
+    from jaxzero.run.studies.comparison import write_runs_report, write_study_report
+    from jaxzero.run.studies.study import is_study
 
     try:
         if len(run_dirs) > 1:

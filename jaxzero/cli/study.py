@@ -1,5 +1,5 @@
 """``jaxzero train --grid`` of a setting that fixes a shape or the code: a study, each arm a
-population trained in ``DIR/arms/NAME`` (:mod:`jaxzero.run.study`), one after another or
+population trained in ``DIR/arms/NAME`` (:mod:`jaxzero.run.studies.study`), one after another or
 ``--jobs J`` at once."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from jaxzero.cli.app import console, fail
-from jaxzero.run.study import Study
+from jaxzero.run.studies.study import Study
 
 
 def train_study(
@@ -25,15 +25,15 @@ def train_study(
     wandb: str | None = None,
 ) -> None:
     """Train a new ``study`` in ``run_dir``, or (None) go on with the one there
-    (:func:`jaxzero.run.study.train_study`), ``jobs`` arms at a time, each with its
+    (:func:`jaxzero.run.studies.study.train_study`), ``jobs`` arms at a time, each with its
     share of ``--seconds`` and all of ``--iterations``; ``only`` one arm; ``wandb``: each
     arm logged to that Weights & Biases project."""
     from jaxzero.cli.train import _progress_line, _wandb_hooks
-    from jaxzero.run.checkpoint import CheckpointError
-    from jaxzero.run.driver import RunDirError, TrainResult
-    from jaxzero.run.files import FileProblem
-    from jaxzero.run.study import train_study as train_arms
-    from jaxzero.run.ways import use_host_cores
+    from jaxzero.run.folder.files import FileProblem
+    from jaxzero.run.life.checkpoint import CheckpointError
+    from jaxzero.run.life.driver import RunDirError, TrainResult
+    from jaxzero.run.life.ways import use_host_cores
+    from jaxzero.run.studies.study import train_study as train_arms
 
     use_host_cores()  # a CPU's cores as devices: each arm's members split over them
     try:

@@ -11,7 +11,7 @@ import typer
 from jaxzero.cli.app import UsageError, console, fail
 from jaxzero.cli.games import game_config, run_name
 from jaxzero.cli.options import TrustCodeOption, trusted
-from jaxzero.run.layout import POPULATION_FILE, member_folder
+from jaxzero.run.folder.layout import POPULATION_FILE, member_folder
 
 if TYPE_CHECKING:
     from jaxzero.core.config import Config
@@ -71,16 +71,16 @@ def train(
         typer.Option(help="Also log to this Weights & Biases project (pip install jaxzero[wandb])"),
     ] = None,
     trust_code: TrustCodeOption = False,
-    # the code a study's command line named, for its arms' processes (jaxzero.run.study)
+    # the code a study's command line named, for its arms' processes (jaxzero.run.studies.study)
     trusted_code: Annotated[list[str] | None, typer.Option("--trusted", hidden=True)] = None,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
     from jaxzero.cli.study import train_study
-    from jaxzero.run.checkpoint import CheckpointError
-    from jaxzero.run.driver import RunDirError
-    from jaxzero.run.driver import train as run_training
-    from jaxzero.run.files import FileProblem
-    from jaxzero.run.study import Study, is_study
+    from jaxzero.run.folder.files import FileProblem
+    from jaxzero.run.life.checkpoint import CheckpointError
+    from jaxzero.run.life.driver import RunDirError
+    from jaxzero.run.life.driver import train as run_training
+    from jaxzero.run.studies.study import Study, is_study
 
     args = list(args or [])
     named = bool(args) and "=" not in args[0]
@@ -114,7 +114,7 @@ def train(
     except (UsageError, RunDirError, ValueError) as error:
         fail(str(error))
     if population or resume and (run_dir / POPULATION_FILE).exists():
-        from jaxzero.run.ways import use_host_cores
+        from jaxzero.run.life.ways import use_host_cores
 
         use_host_cores()  # a CPU's cores as devices: the members split over them
     console.print(f"training {game} in {run_dir} (Ctrl-C stops and saves a checkpoint)")
@@ -141,7 +141,7 @@ def _say_next(run_dir: Path, result: Any) -> None:
     """How the run stopped, and the commands that go on from it (exit 128 + the signal
     when one stopped it: saved and stopped, the shell still learns it was a signal)."""
     from jaxzero.core.trust import imported_code
-    from jaxzero.run.driver import load_run_config
+    from jaxzero.run.life.driver import load_run_config
 
     how = "interrupted" if result.interrupted else "stopped"
     console.print(
@@ -164,7 +164,7 @@ def _wandb_hooks(project: str | None, run_dir: Path, group: str | None = None) -
     the extra), or none; ``group``: a study's arms, one group."""
     if project is None:
         return []
-    from jaxzero.run.wandb_hook import WandbLogger
+    from jaxzero.run.reports.wandb_hook import WandbLogger
 
     return [WandbLogger(run_dir, project=project, group=group)]
 
@@ -200,11 +200,11 @@ def _population(
     """``train``'s ``seeds`` and ``hyper`` for ``--seeds N`` and ``--grid KEY=V1,V2``:
     every grid point of the traced keys crossed with N seeds (config.seed, config.seed +
     1, ...), grid-major; a key that fixes a shape or the code makes arms instead
-    (``"arms"``: a study, :mod:`jaxzero.run.study`). {} for a single run; UsageError when
+    (``"arms"``: a study, :mod:`jaxzero.run.studies.study`). {} for a single run; UsageError when
     they cannot go with the other options."""
     from jaxzero.core import config as config_lib
     from jaxzero.core.population import TRACED, check_hyperparameter
-    from jaxzero.run.study import arms_of, cross, split_grid
+    from jaxzero.run.studies.study import arms_of, cross, split_grid
 
     if seeds is None and not grid:
         return {}
@@ -246,8 +246,8 @@ def _resumed_game(run_dir: Path, game: str | None, trust_code: bool | list[str])
     there is none or GAME names another, UntrustedCode (a ValueError) when its config
     names code not trusted (before anything, ``--sgf``'s game check included, imports it)."""
     from jaxzero.core.trust import check_trusted
-    from jaxzero.run.driver import holds_run, load_run_config, refuse_foreign
-    from jaxzero.run.layout import CONFIG_FILE
+    from jaxzero.run.folder.layout import CONFIG_FILE
+    from jaxzero.run.life.driver import holds_run, load_run_config, refuse_foreign
 
     if not holds_run(run_dir):
         raise UsageError(f"nothing to resume in {run_dir}: start a new run without --resume")
@@ -267,7 +267,7 @@ def _sgf_hooks(sgf: Path, config: Config | None, run_dir: Path) -> list:
     """The self-play recorder of ``--sgf`` (Go only: refused before anything is written)."""
     import envs
     from jaxzero.go.records import SelfPlayRecorder, require_go
-    from jaxzero.run.driver import load_run_config
+    from jaxzero.run.life.driver import load_run_config
 
     if config is None:
         config = load_run_config(run_dir)

@@ -697,7 +697,7 @@ def _shown_key(key: str) -> str:
 
 def config_from_dict(data: dict[str, Any]) -> Config:
     """Inverse of :func:`config_to_dict`; missing keys take their defaults, unknown keys
-    raise ValueError. (Run directories' older layouts: ``jaxzero.run.config_file``.)"""
+    raise ValueError. (Run directories' older layouts: ``jaxzero.run.folder.config_file``.)"""
     return _from_dict(Config, data, "")
 
 

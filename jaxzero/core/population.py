@@ -216,7 +216,7 @@ def make_population(
             together; the groups then run one after another inside the same compiled
             iteration (``lax.map``); 1: one member at a time, no vmap. 0: all of a
             device's members at once. Which is fastest depends on the machine and the
-            shapes: ``jaxzero.run.ways.choose`` measures it (the command line does).
+            shapes: ``jaxzero.run.life.ways.choose`` measures it (the command line does).
         devices: how many devices split the members; 0: ``config.num_devices``.
 
     Returns:

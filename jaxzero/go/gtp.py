@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 from envs.go import Go, GoState, action_to_gtp, gtp_to_action, score
 from jaxzero.core.single_game import batch_of_one
-from jaxzero.run.agent import Agent
+from jaxzero.run.agents.agent import Agent
 
 COMMANDS = (
     "protocol_version",

@@ -37,7 +37,7 @@ from envs import go
 from envs.core import Env
 from jaxzero.go.sgf import GoRecord, area_result, write_sgf
 from jaxzero.measure.positions import make_replayer
-from jaxzero.run import nolink
+from jaxzero.run.folder import nolink
 
 FILE_PREFIX = "selfplay_"
 _NUMBER = re.compile(rf"^{FILE_PREFIX}(\d+)\.sgf$")
@@ -168,7 +168,7 @@ class SelfPlayRecorder:
     ``names`` are the players' names (Black, White) written as ``PB``/``PW``; ``replay``
     a ``make_replayer(env)`` to share between recorders (one compilation).
 
-    As a driver hook (``jaxzero.run.driver.train(hooks=[recorder])``) it takes each
+    As a driver hook (``jaxzero.run.life.driver.train(hooks=[recorder])``) it takes each
     iteration's moves, and reads ``fresh`` off the state it starts from (iteration 0:
     every game starts at its first move).
     """

@@ -36,11 +36,12 @@ from jaxzero.core.population import member
 from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
 from jaxzero.measure.players import SearchPlayer, evaluation_player
 from jaxzero.measure.roots import Analysis, analyze_position
-from jaxzero.run import agent_files, members
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError, CheckpointRemoved
-from jaxzero.run.config_file import read_config_file
-from jaxzero.run.layout import CHECKPOINT_DIR, CONFIG_FILE
-from jaxzero.run.reads import FileRefused
+from jaxzero.run.agents import agent_files
+from jaxzero.run.folder.config_file import read_config_file
+from jaxzero.run.folder.layout import CHECKPOINT_DIR, CONFIG_FILE
+from jaxzero.run.folder.reads import FileRefused
+from jaxzero.run.life import members
+from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError, CheckpointRemoved
 
 Array = jax.Array
 
@@ -406,7 +407,7 @@ def export_agent(
     path: str | Path, out: Path, *, step: int | None = None, trust_code: TrustCode = False
 ) -> Agent:
     """Write the agent of a run (or checkpoint) into the new folder ``out`` as an agent
-    folder (:mod:`jaxzero.run.agent_files`): its config, playing network and a model card
+    folder (:mod:`jaxzero.run.agents.agent_files`): its config, playing network and a model card
     of what is known about its training.
 
     Args:
@@ -447,7 +448,7 @@ def export_agent(
 
 def _progress_at(run_dir: Path, iteration: int) -> dict[str, float]:
     """The last row of the run's metrics.jsonl at or before ``iteration`` ({} if none)."""
-    from jaxzero.run.report import ReportError, read_metrics  # (matplotlib: export only)
+    from jaxzero.run.reports.rows import ReportError, read_metrics
 
     try:
         rows, _ = read_metrics(run_dir)

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from jaxzero.measure.round_robin import ANCHOR, RoundRobin
-from jaxzero.run import manifest, nolink
-from jaxzero.run.files import json_text
-from jaxzero.run.layout import ELO_FILE
+from jaxzero.run.folder import manifest, nolink
+from jaxzero.run.folder.files import json_text
+from jaxzero.run.folder.layout import ELO_FILE
 
 
 def elo_rows(table: RoundRobin, run_dir: Path) -> list[dict[str, float]]:

@@ -39,7 +39,7 @@ from jax._src import xla_bridge
 
 from jaxzero.core.config import Config, apply_overrides, config_to_dict
 from jaxzero.core.population import Population, make_population
-from jaxzero.run.reads import SMALL, read_json
+from jaxzero.run.folder.reads import SMALL, read_json
 
 HOST_DEVICES_VAR = "JAXZERO_HOST_DEVICES"  # cores as CPU devices: a count, or 1 (off)
 AT_ONCE_VAR = "JAXZERO_MEMBERS_AT_ONCE"  # a way set by hand: members vmapped together

@@ -9,10 +9,11 @@ a watcher thread (``signal.set_wakeup_fd``), which says what happened, removes e
 folder this process created and never checkpointed (:func:`created`), and ends the
 process (``os._exit``: nothing of a half-done compile is left to tear down).
 
-While the training loop runs it takes the first signal itself (``jaxzero.run.driver.Interrupt``:
-stop after the iteration, checkpoint saved); :func:`loop_takes_signals` marks that
-stretch, during which the watcher lets the loop's handler act on the first signal and ends
-the process itself on the second (or third...), at whatever moment it comes. The loop must
+While the training loop runs it takes the first signal itself
+(``jaxzero.run.life.driver.Interrupt``: stop after the iteration, checkpoint saved);
+:func:`loop_takes_signals` marks that stretch, during which the watcher lets the loop's
+handler act on the first signal and ends the process itself on the second (or third...),
+at whatever moment it comes. The loop must
 not raise there: a KeyboardInterrupt raised in the middle of the first compile left XLA
 half-built, and the interpreter's teardown then crashed on it (exit 139 after "checkpoint
 saved", every time); ``os._exit`` tears nothing down.
@@ -30,7 +31,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from jaxzero.run.layout import CHECKPOINT_DIR
+from jaxzero.run.folder.layout import CHECKPOINT_DIR
 
 _created: list[Path] = []  # run folders this process made (removed if never checkpointed)
 _loop = threading.Event()  # set while the training loop takes the signals itself

@@ -42,11 +42,10 @@ import numpy as np
 from flax import serialization
 
 from jaxzero.core.config import Config, NetworkConfig, config_to_dict, flatten, unflatten
-from jaxzero.run.checkpoint import CheckpointError
-from jaxzero.run.files import os_reason, sha256
-from jaxzero.run.layout import AGENT_FILE, CARD_FILE, CHECKSUMS, CONFIG_FILE, PARAMS_FILE
-from jaxzero.run.nolink import write_atomic, write_json
-from jaxzero.run.reads import (
+from jaxzero.run.folder.files import os_reason, sha256
+from jaxzero.run.folder.layout import AGENT_FILE, CARD_FILE, CHECKSUMS, CONFIG_FILE, PARAMS_FILE
+from jaxzero.run.folder.nolink import write_atomic, write_json
+from jaxzero.run.folder.reads import (
     MB,
     SMALL,
     FileRefused,
@@ -55,6 +54,7 @@ from jaxzero.run.reads import (
     read_text,
     sha256_inside,
 )
+from jaxzero.run.life.checkpoint import CheckpointError
 
 BUILT_IN_NETWORKS = ("auto", "resnet", "mlp")  # described by their shape settings
 CHECKSUMMED = (AGENT_FILE, CONFIG_FILE, PARAMS_FILE)  # what plays; the card is edited by hand

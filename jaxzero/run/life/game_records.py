@@ -38,10 +38,10 @@ import numpy as np
 from envs import pictures
 from envs.core import Env, State
 from jaxzero.core.single_game import SingleGame
-from jaxzero.run.files import os_reason
-from jaxzero.run.hooks import JsonlWriter
-from jaxzero.run.layout import GAMES_FILE
-from jaxzero.run.reads import FileRefused, read_lines
+from jaxzero.run.folder.files import os_reason
+from jaxzero.run.folder.layout import GAMES_FILE
+from jaxzero.run.folder.reads import FileRefused, read_lines
+from jaxzero.run.life.hooks import JsonlWriter
 
 SELF_PLAY = "self-play"
 GAMES_MEMORY = 256 << 20  # read_games keeps the newest games that fit: all of a long run's

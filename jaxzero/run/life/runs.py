@@ -2,11 +2,11 @@
 a :class:`Run` for its state, its iteration and its hooks, and never which it holds.
 
     run = as_run(make_trainer(config))           # SingleRun
-    run = as_run(make_population(config, ...))   # jaxzero.run.members.PopulationRun
+    run = as_run(make_population(config, ...))   # jaxzero.run.life.members.PopulationRun
 
 A single run writes ``metrics.jsonl``, ``games.jsonl`` and TensorBoard beside its config; a
 population writes each member's rows and games into ``RUN/members/K`` and its
-``population.json`` (:mod:`jaxzero.run.members`).
+``population.json`` (:mod:`jaxzero.run.life.members`).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from jaxzero.core.memory import check_memory
 from jaxzero.measure.evaluation import DRIVER_OPPONENTS, make_evaluation
 from jaxzero.measure.gate import make_gate
 from jaxzero.measure.players import evaluation_player
-from jaxzero.run import hooks as hooks_lib
-from jaxzero.run.checkpoint import Checkpointer
-from jaxzero.run.game_records import GameRecorder
-from jaxzero.run.hooks import FiniteGuard, Hook
-from jaxzero.run.layout import GAMES_FILE, METRICS_FILE, TENSORBOARD_DIR
+from jaxzero.run.folder.layout import GAMES_FILE, METRICS_FILE, TENSORBOARD_DIR
+from jaxzero.run.life import hooks as hooks_lib
+from jaxzero.run.life.checkpoint import Checkpointer
+from jaxzero.run.life.game_records import GameRecorder
+from jaxzero.run.life.hooks import FiniteGuard, Hook
 
 Judge = Callable[[Any], dict[str, float]]  # params -> {"optimal": share of solved positions}
 

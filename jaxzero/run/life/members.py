@@ -35,10 +35,20 @@ from jaxzero.core.config import Config, config_to_dict, flatten
 from jaxzero.core.loop import Trainer
 from jaxzero.core.memory import check_memory
 from jaxzero.core.population import Population, member
-from jaxzero.run import manifest
-from jaxzero.run.checkpoint import Checkpointer
-from jaxzero.run.game_records import GameRecorder
-from jaxzero.run.hooks import (
+from jaxzero.run.folder import manifest
+from jaxzero.run.folder.layout import (
+    CONFIG_FILE,
+    GAMES_FILE,
+    MEMBERS_DIR,
+    METRICS_FILE,
+    POPULATION_FILE,
+    member_folder,
+)
+from jaxzero.run.folder.nolink import write_json
+from jaxzero.run.folder.reads import read_json
+from jaxzero.run.life.checkpoint import Checkpointer
+from jaxzero.run.life.game_records import GameRecorder
+from jaxzero.run.life.hooks import (
     FINITE,
     Diverged,
     FiniteGuard,
@@ -48,17 +58,7 @@ from jaxzero.run.hooks import (
     Progress,
     Step,
 )
-from jaxzero.run.layout import (
-    CONFIG_FILE,
-    GAMES_FILE,
-    MEMBERS_DIR,
-    METRICS_FILE,
-    POPULATION_FILE,
-    member_folder,
-)
-from jaxzero.run.nolink import write_json
-from jaxzero.run.reads import read_json
-from jaxzero.run.runs import Judge, Run, SingleRun
+from jaxzero.run.life.runs import Judge, Run, SingleRun
 
 DIVERGED = "diverged"  # population.json's record of the members that diverged
 
@@ -372,7 +372,7 @@ class MemberRows:
 
 @dataclasses.dataclass(frozen=True)
 class PopulationRun:
-    """A population trained as one run (:class:`~jaxzero.run.runs.Run`): its members'
+    """A population trained as one run (:class:`~jaxzero.run.life.runs.Run`): its members'
     rows and games in ``RUN/members/K``, a diverged member frozen and named."""
 
     population: Population
@@ -416,6 +416,6 @@ class PopulationRun:
 
 
 def as_run(trainer: Trainer | Population) -> Run:
-    """The :class:`~jaxzero.run.runs.Run` of a trainer or a population: the one place
+    """The :class:`~jaxzero.run.life.runs.Run` of a trainer or a population: the one place
     that tells them apart, where a caller's object enters the driver."""
     return PopulationRun(trainer) if isinstance(trainer, Population) else SingleRun(trainer)

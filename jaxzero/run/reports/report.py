@@ -8,31 +8,26 @@ whose metrics the run never logged is skipped, so any run directory can be repor
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 
-import matplotlib
 import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from jaxzero.core.single_game import SingleGame  # noqa: E402
-from jaxzero.run import manifest, nolink  # noqa: E402
-from jaxzero.run.files import FileProblem, os_reason  # noqa: E402
-from jaxzero.run.game_records import SELF_PLAY, RecordedGame, read_games, strip_svg
-from jaxzero.run.layout import (
+from jaxzero.core.single_game import SingleGame
+from jaxzero.run.folder import manifest, nolink
+from jaxzero.run.folder.files import FileProblem, os_reason
+from jaxzero.run.folder.layout import (
     CONFIG_FILE,
-    ELO_FILE,
     GAMES_FILE,
     METRICS_FILE,
     POPULATION_FILE,
     REPORT_DIR,
     SUMMARY_FILE,
 )
-from jaxzero.run.reads import ELO, FileRefused, read_json, read_lines  # noqa: E402
+from jaxzero.run.life.game_records import SELF_PLAY, RecordedGame, read_games, strip_svg
+from jaxzero.run.reports.figures import plt
+from jaxzero.run.reports.markdown import markdown_text
+from jaxzero.run.reports.rows import ReportError, read_elo_rows, read_metrics, record_report
 
 STRIPS = 5  # recorded games a report draws
 
@@ -55,90 +50,6 @@ FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {
         lambda n: n in {"game_length", "win_rate", "draw_rate", "loss_rate", "buffer_fill"},
     ),
 }
-
-
-class ReportError(RuntimeError):
-    """The run directory cannot be reported; the message says why."""
-
-
-_ESCAPED = re.compile(r"([\\`*\[\]|~!#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
-
-
-def markdown_text(text: object) -> str:
-    """``text`` (a name, a label, a message from a file) as literal Markdown text: no
-    HTML, link, image, emphasis, table cell or heading of its own, on one line."""
-    text = " ".join(str(text).replace("\x00", "\ufffd").split())
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _ESCAPED.sub(r"\\\1", text)
-    text = re.sub(r"^(\d+)([.)])", r"\1\\\2", text)  # not a list item
-    return re.sub(r"^([-+=])", r"\\\1", text)
-
-
-def code_span(text: object) -> str:
-    """``text`` as one Markdown code span (a command line), whatever backticks it holds."""
-    text = " ".join(str(text).replace("\x00", "\ufffd").split())
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    return f"{fence} {text} {fence}"
-
-
-def file_name(name: str) -> str:
-    """A metric's name as a file name of a report: letters, digits, ``._-`` only."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "metric"
-
-
-def read_metrics(run_dir: Path) -> tuple[list[dict[str, float]], list[int]]:
-    """The rows of ``metrics.jsonl`` and the numbers of the lines that are not a row
-    (cut short by a crash, or damaged bytes), which the report skips and names. A value
-    that was NaN or infinite is written as null: None here. The file is read a line at a
-    time (:func:`jaxzero.run.reads.read_lines`): a line too long to be a row is skipped."""
-    path = run_dir / METRICS_FILE
-    if not path.exists():
-        raise ReportError(f"{run_dir} has no {METRICS_FILE}: is it a jaxzero run directory?")
-    rows, skipped = [], []
-    try:
-        for number, line in read_lines(path, run_dir):
-            row = _metrics_row(line)
-            if row is not None:
-                rows.append(row)
-            elif line is None or line.strip():
-                skipped.append(number)
-    except FileRefused as error:
-        raise ReportError(f"{error}: move it away") from None
-    except OSError as error:
-        raise ReportError(f"cannot read {path}: {os_reason(error)}") from None
-    if not rows:
-        raise ReportError(f"{path} holds no rows: train for at least one logging interval")
-    return rows, skipped
-
-
-def _metrics_row(line: bytes | None) -> dict[str, float] | None:
-    """The row of a metrics.jsonl line: an object of numbers (or nulls) with an
-    iteration; None for anything else (a cut line, damaged bytes, a blank line)."""
-    if not line:
-        return None
-    try:
-        row = json.loads(line)  # bytes: UTF-8 is checked too
-    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
-        return None
-    numbers = isinstance(row, dict) and all(
-        v is None or isinstance(v, int | float) for v in row.values()
-    )
-    return row if numbers and isinstance(row.get("iteration"), int | float) else None
-
-
-def read_elo_rows(run_dir: Path) -> list[dict[str, float]]:
-    """The ``rows`` of ``elo.json`` (iteration, elo, elo_lower, elo_upper, elo/NAME), or []."""
-    path = run_dir / ELO_FILE
-    if not path.exists():
-        return []
-    needed = ("iteration", "elo", "elo_lower", "elo_upper")
-    try:
-        rows = read_json(path, run_dir, ELO)["rows"]
-        if not all(isinstance(row[n], int | float) for row in rows for n in needed):
-            raise TypeError("a row without its numbers")
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ReportError(f"{path} is not an Elo file of `jaxzero eval`: move it away") from None
-    return rows
 
 
 def _series(rows: list[dict[str, float]], name: str) -> tuple[list[float], list[float]]:
@@ -190,10 +101,10 @@ def _elo_figure(
 def write_report(run_dir: str | Path) -> Path:
     """Write the figures and ``summary.md``; returns the report directory. A
     population's (``RUN/population.json``) draws each arm across its seeds
-    (:mod:`jaxzero.run.population_report`)."""
+    (:mod:`jaxzero.run.reports.population_report`)."""
     run_dir = Path(run_dir)
     if (run_dir / POPULATION_FILE).is_file():
-        from jaxzero.run.population_report import write_population_report
+        from jaxzero.run.reports.population_report import write_population_report
 
         try:
             return write_population_report(run_dir)
@@ -246,12 +157,6 @@ def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
     record_report(run_dir, out, [SUMMARY_FILE])
     nolink.write_atomic(run_dir, out / SUMMARY_FILE, "\n".join(lines))
     return out
-
-
-def record_report(run_dir: Path, out: Path, names: list[str]) -> None:
-    """Record the report files ``names`` in the run's manifest, before they are written
-    (a crash part way leaves none unrecorded)."""
-    manifest.record(manifest.run_root(run_dir), files=[out / name for name in names])
 
 
 def _shown(value: float | None) -> str:
@@ -310,7 +215,7 @@ def _game_strips(run_dir: Path, out: Path) -> list[str]:
     ``report/game_K.svg``; the summary's lines about them."""
     import envs
     from envs.registry import imports_code
-    from jaxzero.run.config_file import read_config_file
+    from jaxzero.run.folder.config_file import read_config_file
 
     try:
         game = read_config_file(run_dir / CONFIG_FILE).game

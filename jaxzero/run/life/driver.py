@@ -3,14 +3,14 @@
     result = train("runs/c4", get_preset("connect_four"), seconds=600)
 
 The loop is ``state, metrics, moves = trainer.iteration(state)`` (one jitted function),
-then every hook in turn (:mod:`jaxzero.run.hooks`):
+then every hook in turn (:mod:`jaxzero.run.life.hooks`):
 
 * the metrics row every ``train.log_every`` iterations (the only host pull of metrics);
-* the finite guard (:class:`~jaxzero.run.hooks.FiniteGuard`): at the first iteration
+* the finite guard (:class:`~jaxzero.run.life.hooks.FiniteGuard`): at the first iteration
   whose losses, gradient norms or parameters are NaN or infinite the run stops
-  (:class:`~jaxzero.run.hooks.Diverged`), that state never saved; in a population only
+  (:class:`~jaxzero.run.life.hooks.Diverged`), that state never saved; in a population only
   that member stops, frozen at its last finite state, until every member has
-  (:class:`~jaxzero.run.members.MembersGuard`);
+  (:class:`~jaxzero.run.life.members.MembersGuard`);
 * with the gate on, every ``gate.every`` iterations the learner plays the best
   (:mod:`jaxzero.measure.gate`): ``arena/score``, ``arena/games``, ``arena/promoted``;
 * every ``evaluation.every`` iterations the playing network against random and one-ply
@@ -28,7 +28,7 @@ then every hook in turn (:mod:`jaxzero.run.hooks`):
 
 A run directory holds ``config.json``, ``metrics.jsonl``, ``tb/`` and ``checkpoints/``,
 and ``.jaxzero-run.json``, the manifest of what jaxzero wrote there
-(:mod:`jaxzero.run.manifest`). A directory that already holds a run is never overwritten:
+(:mod:`jaxzero.run.folder.manifest`). A directory that already holds a run is never overwritten:
 resume it, or start over explicitly with ``force``, which deletes the manifest's entries
 and nothing else.
 
@@ -66,13 +66,10 @@ from jaxzero.measure.games import solved_games
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import SolvedPositions
 from jaxzero.measure.probes import ShareJudge
-from jaxzero.run import hooks as hooks_lib
-from jaxzero.run import manifest, nolink, signals, ways
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.config_file import read_config_dict, read_config_file
-from jaxzero.run.files import FileProblem, json_text, os_reason
-from jaxzero.run.hooks import Hook
-from jaxzero.run.layout import (
+from jaxzero.run.folder import manifest, nolink
+from jaxzero.run.folder.config_file import read_config_dict, read_config_file
+from jaxzero.run.folder.files import FileProblem, json_text, os_reason
+from jaxzero.run.folder.layout import (
     CHECKPOINT_DIR,
     CONFIG_FILE,
     ELO_FILE,
@@ -84,9 +81,13 @@ from jaxzero.run.layout import (
     REPORT_DIR,
     TENSORBOARD_DIR,
 )
-from jaxzero.run.members import PopulationRun, as_run, is_population, read_population
-from jaxzero.run.reads import read_json
-from jaxzero.run.runs import Judge, Run, SingleRun
+from jaxzero.run.folder.reads import read_json
+from jaxzero.run.life import hooks as hooks_lib
+from jaxzero.run.life import signals, ways
+from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
+from jaxzero.run.life.hooks import Hook
+from jaxzero.run.life.members import PopulationRun, as_run, is_population, read_population
+from jaxzero.run.life.runs import Judge, Run, SingleRun
 
 # What the compiled iteration reads (jaxzero.core.config): a resume continues the run its
 # checkpoint holds only if none of these changed in config.json since.
@@ -208,7 +209,7 @@ def refuse_foreign(run_dir: Path) -> None:
 def _not_a_run(run_dir: Path) -> str:
     """Why ``run_dir`` (which has a config.json, a checkpoints/ or a manifest) is not a
     jaxzero run, or "" when it is one: it carries a manifest jaxzero reads, or it is a run
-    of a jaxzero before the manifest (:func:`jaxzero.run.manifest.older_run`: a config.json
+    of a jaxzero before the manifest (:func:`jaxzero.run.folder.manifest.older_run`: a config.json
     that loads as a jaxzero config, beside a checkpoint or metrics of a run)."""
     if manifest.has_manifest(run_dir):
         try:
@@ -300,7 +301,7 @@ class Interrupt:
     """The stop hook of SIGTERM (``kill``, a scheduler's pre-emption) and Ctrl-C: the run
     stops after the current iteration, its hooks done (its row written, a checkpoint
     saved). A second signal stops at once: on the command line the signal watcher ends the
-    process (:mod:`jaxzero.run.signals`, nothing raised inside a compile); in a Python
+    process (:mod:`jaxzero.run.life.signals`, nothing raised inside a compile); in a Python
     session a second Ctrl-C raises KeyboardInterrupt, still saving."""
 
     requested: bool = False
@@ -362,7 +363,7 @@ def _prepare(
     run: Run | None,
     given: dict[str, Any],
 ) -> tuple[Config, Run, IO[bytes] | None]:
-    """The config and :class:`~jaxzero.run.runs.Run` (one run or a population), its
+    """The config and :class:`~jaxzero.run.life.runs.Run` (one run or a population), its
     directory ready on every process, and the lock process 0 holds on it
     (:func:`lock_run_dir`; the caller closes it). ``given``: a population's ``seeds`` and
     ``hyper``, and ``trust_code``, as passed to :func:`train`."""
@@ -586,7 +587,7 @@ def train(
         resume: continue the run in ``run_dir`` from its latest checkpoint.
         force: start over in a ``run_dir`` that holds a run (deletes it).
         on_log: called with each logged metrics row (a dict of floats).
-        hooks: hooks of your own (:class:`~jaxzero.run.hooks.Hook`); they take their
+        hooks: hooks of your own (:class:`~jaxzero.run.life.hooks.Hook`); they take their
             turn after the driver's own (:func:`standard_hooks`) and its checkpoint,
             before the stop hooks; one may end the run by setting ``step.stop``.
         trainer: the :class:`~jaxzero.core.loop.Trainer` or
@@ -599,11 +600,11 @@ def train(
             resumed run needs them again (a trainer) only where not.
         seeds: train a population (:func:`~jaxzero.core.population.make_population`),
             one member per seed, as one compiled program; the run directory then holds
-            each member as ``RUN/members/K`` (:mod:`jaxzero.run.members`). A resumed
+            each member as ``RUN/members/K`` (:mod:`jaxzero.run.life.members`). A resumed
             population needs neither ``seeds`` nor ``hyper`` (its population.json).
         hyper: a population's hyperparameters on its axis, as ``make_population`` takes.
         members_at_once: a population's members vmapped together on each device (1: one
-            at a time); None: the fastest way measured here (:func:`jaxzero.run.ways.choose`,
+            at a time); None: the fastest way measured here (:func:`jaxzero.run.life.ways.choose`,
             which also splits the members over the devices; a line on stderr says what
             it chose).
         trust_code: resuming, import the code the run's config.json names (a
@@ -626,7 +627,7 @@ def train(
         ValueError: neither ``config`` nor ``trainer`` for a new run, a ``trainer`` built
             for another config than the run's, or a setting the config or
             :func:`~jaxzero.core.loop.make_trainer` refuses; or
-            :class:`~jaxzero.run.hooks.Diverged` (a ValueError): training diverged, the
+            :class:`~jaxzero.run.life.hooks.Diverged` (a ValueError): training diverged, the
             newest checkpoint is the last finite one.
     """
     run_dir = Path(run_dir)

@@ -3,13 +3,13 @@ defined here once; every reader and writer takes them from here.
 
     RUN/config.json  .jaxzero-run.json  .lock  metrics.jsonl  games.jsonl  elo.json
     RUN/checkpoints/N/  RUN/tb/  RUN/report/summary.md
-    RUN/population.json  RUN/members/K/           a population (jaxzero.run.members)
-    STUDY/study.json  STUDY/arms/NAME/  STUDY/report/   a study (jaxzero.run.study)
+    RUN/population.json  RUN/members/K/           a population (jaxzero.run.life.members)
+    STUDY/study.json  STUDY/arms/NAME/  STUDY/report/   a study (jaxzero.run.studies.study)
     AGENT/config.json  agent.json  params.msgpack  MODEL_CARD.md  checksums.sha256
 
-Writes below such a folder go through :mod:`jaxzero.run.nolink` (no link followed), reads
-through :mod:`jaxzero.run.reads` (bounded, regular files inside), and what a run wrote is
-listed in its manifest (:mod:`jaxzero.run.manifest`).
+Writes below such a folder go through :mod:`jaxzero.run.folder.nolink` (no link followed), reads
+through :mod:`jaxzero.run.folder.reads` (bounded, regular files inside), and what a run wrote is
+listed in its manifest (:mod:`jaxzero.run.folder.manifest`).
 """
 
 from __future__ import annotations

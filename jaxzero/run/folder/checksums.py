@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jaxzero.run.files import sha256
-from jaxzero.run.layout import CHECKSUMS
-from jaxzero.run.nolink import write_atomic
-from jaxzero.run.reads import LISTING, FileRefused, odd_entry, read_bytes, sha256_inside
+from jaxzero.run.folder.files import sha256
+from jaxzero.run.folder.layout import CHECKSUMS
+from jaxzero.run.folder.nolink import write_atomic
+from jaxzero.run.folder.reads import LISTING, FileRefused, odd_entry, read_bytes, sha256_inside
 
 
 def _file_hashes(folder: Path, skip: str = "") -> dict[str, str]:

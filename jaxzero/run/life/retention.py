@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from jaxzero.core import sharding
-from jaxzero.run.checksums import damaged_file, write_checksums
-from jaxzero.run.stored_state import AGENT_ITEM, STATE_ITEM
+from jaxzero.run.folder.checksums import damaged_file, write_checksums
+from jaxzero.run.folder.stored_state import AGENT_ITEM, STATE_ITEM
 
 # Where retention moves a step it deletes (an atomic rename: a reader of a live run finds
 # a step whole or not at all), emptied after every save.

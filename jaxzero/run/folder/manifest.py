@@ -54,9 +54,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 
-from jaxzero.run import nolink
-from jaxzero.run.files import FileProblem, os_reason
-from jaxzero.run.layout import (
+from jaxzero.run.folder import nolink
+from jaxzero.run.folder.files import FileProblem, os_reason
+from jaxzero.run.folder.layout import (
     CHECKPOINT_DIR,
     CHECKSUMS,
     CONFIG_FILE,
@@ -74,7 +74,7 @@ from jaxzero.run.layout import (
 FORMAT = 1
 KINDS = ("files", "folders", "checkpoints")
 MOST_BYTES = 16 << 20  # a manifest larger than this is no manifest of ours
-# What orbax writes into a step (jaxzero.run.checkpoint: CHECKSUMS, STATE_ITEM, AGENT_ITEM
+# What orbax writes into a step (jaxzero.run.life.checkpoint: CHECKSUMS, STATE_ITEM, AGENT_ITEM
 # and the config item); kept here so that deleting a run needs no orbax import.
 CHECKPOINTS = CHECKPOINT_DIR
 STEP_FILES = ("_CHECKPOINT_METADATA", "commit_success.txt", CHECKSUMS)
@@ -91,7 +91,7 @@ OLDER_REPORT = (
     SUMMARY_FILE, "losses.png", "kl_gap.png", "win_rates.png", "games.png", "elo.png",
     "policy_loss.png", "value_loss.png", "value_error.png", "kl_search_prior.png",
     "game_length.png", "draw_rate.png", "game_return.png",
-    *(f"game_{k}.svg" for k in range(1, 6)),  # a report's games (jaxzero.run.report.STRIPS)
+    *(f"game_{k}.svg" for k in range(1, 6)),  # a report's games (jaxzero.run.reports.report.STRIPS)
 )  # fmt: skip
 OLDER_MEMBER_FILES = (CONFIG_FILE, METRICS_FILE, GAMES_FILE)
 GONE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # no such folder, or a symlink in the way
@@ -237,7 +237,7 @@ def _update(run_dir: Path, change) -> None:
 
 def make_folders(run_dir: Path, folder: Path) -> None:
     """``folder`` (inside ``run_dir``) and its missing parents made, never through a link
-    (:class:`~jaxzero.run.nolink.LinkRefused`), each one made recorded: only a folder
+    (:class:`~jaxzero.run.folder.nolink.LinkRefused`), each one made recorded: only a folder
     jaxzero made is ever removed."""
     record(run_dir, folders=nolink.make_folders(run_dir, folder))
 

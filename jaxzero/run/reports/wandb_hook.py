@@ -25,9 +25,9 @@ import numpy as np
 
 from jaxzero.core import sharding
 from jaxzero.core.config import config_to_dict, flatten
-from jaxzero.run.config_file import read_config_file
-from jaxzero.run.hooks import Step
-from jaxzero.run.layout import CONFIG_FILE, REPORT_DIR
+from jaxzero.run.folder.config_file import read_config_file
+from jaxzero.run.folder.layout import CONFIG_FILE, REPORT_DIR
+from jaxzero.run.life.hooks import Step
 
 INSTALL = "pip install 'jaxzero[wandb]'"
 
@@ -113,10 +113,10 @@ class WandbLogger:
             ) from None
 
     def __call__(self, step: Step) -> None:
-        """Log the iteration's row, if it has one (:meth:`~jaxzero.run.hooks.Step.record`).
+        """Log the iteration's row, if it has one (:meth:`~jaxzero.run.life.hooks.Step.record`).
 
         Args:
-            step: the iteration (:class:`~jaxzero.run.hooks.Step`).
+            step: the iteration (:class:`~jaxzero.run.life.hooks.Step`).
         """
         row = step.record()
         if self._run is None or not row:

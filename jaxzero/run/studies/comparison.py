@@ -1,6 +1,6 @@
 """Arms compared: each arm's mean over its seeds with a 95% band, and the differences.
 
-``jaxzero report DIR`` of a study (:mod:`jaxzero.run.study`) and ``jaxzero report A B ...``
+``jaxzero report DIR`` of a study (:mod:`jaxzero.run.studies.study`) and ``jaxzero report A B ...``
 of separate runs or populations of one game both end here. An arm is a set of runs that
 differ only in their seeds (a population's members that share their hyperparameters, a
 study's arm, or a single run, an arm of one). For every metric the runs log, the
@@ -21,10 +21,12 @@ from pathlib import Path
 import numpy as np
 
 from jaxzero.measure.statistics import mean_interval, welch_difference
-from jaxzero.run import nolink
-from jaxzero.run.layout import POPULATION_FILE, REPORT_DIR, SUMMARY_FILE
-from jaxzero.run.population_report import band
-from jaxzero.run.report import ReportError, code_span, file_name, markdown_text, plt, read_metrics
+from jaxzero.run.folder import nolink
+from jaxzero.run.folder.layout import POPULATION_FILE, REPORT_DIR, SUMMARY_FILE
+from jaxzero.run.reports.figures import plt
+from jaxzero.run.reports.markdown import code_span, file_name, markdown_text
+from jaxzero.run.reports.population_report import band
+from jaxzero.run.reports.rows import ReportError, read_metrics
 
 # Not drawn: the row's clock and counters (every arm's grow alike).
 SKIPPED = frozenset({"iteration", "elapsed", "positions_written", "wall_seconds"})
@@ -189,9 +191,9 @@ def arms_of(folder: Path, label: str) -> list[Arm]:
     """The arms a run folder holds: a single run is one arm of one seed; a population's
     members that share their hyperparameters are one arm each (diverged members left
     out: their rows stop where they did)."""
-    from jaxzero.run.layout import member_folder
-    from jaxzero.run.members import read_diverged, read_population
-    from jaxzero.run.population_report import arms
+    from jaxzero.run.folder.layout import member_folder
+    from jaxzero.run.life.members import read_diverged, read_population
+    from jaxzero.run.reports.population_report import arms
 
     if not (folder / POPULATION_FILE).is_file():
         return [Arm(label, (folder,))]
@@ -220,7 +222,7 @@ def write_study_report(root: str | Path) -> Path:
     Raises:
         ReportError: not a readable study, or arms without rows to compare.
     """
-    from jaxzero.run.study import read_study
+    from jaxzero.run.studies.study import read_study
 
     root = Path(root)
     try:
@@ -240,7 +242,7 @@ def write_study_report(root: str | Path) -> Path:
 
 def write_runs_report(folders: list[Path], out: Path) -> Path:
     """``jaxzero report A B ... --out DIR``: runs and populations of one game compared."""
-    from jaxzero.run.driver import load_run_config
+    from jaxzero.run.life.driver import load_run_config
 
     games = {}
     for folder in folders:

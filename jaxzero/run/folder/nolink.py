@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
-from jaxzero.run.files import FileProblem, json_text, os_reason
+from jaxzero.run.folder.files import FileProblem, json_text, os_reason
 
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -165,7 +165,8 @@ def write_atomic(
 
 
 def write_json(root: Path, path: Path, data: object) -> None:
-    """:func:`write_atomic` of ``data`` as strict JSON (:func:`jaxzero.run.files.json_text`)."""
+    """:func:`write_atomic` of ``data`` as strict JSON
+    (:func:`jaxzero.run.folder.files.json_text`)."""
     write_atomic(root, path, json_text(data, path))
 
 

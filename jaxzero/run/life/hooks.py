@@ -37,10 +37,10 @@ from jaxzero.measure.evaluation import Evaluation, SoloEvaluation
 from jaxzero.measure.gate import Gate, copy_variables
 from jaxzero.measure.match import MatchResult
 from jaxzero.measure.solo import SoloResult
-from jaxzero.run import manifest, nolink
-from jaxzero.run.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.files import FileProblem, os_reason
-from jaxzero.run.reads import FileRefused, read_lines
+from jaxzero.run.folder import manifest, nolink
+from jaxzero.run.folder.files import FileProblem, os_reason
+from jaxzero.run.folder.reads import FileRefused, read_lines
+from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
 
 Array = jax.Array
 ARENA_STREAM, EVAL_STREAM = 1, 2  # key streams of the checks, apart from the training key
@@ -403,7 +403,7 @@ class JsonlWriter:
         if not os.path.lexists(self.path):
             return
         restored = int(state.iteration)
-        try:  # a line at a time, each bounded (jaxzero.run.reads)
+        try:  # a line at a time, each bounded (jaxzero.run.folder.reads)
             lines = [line for _, line in read_lines(self.path, self.path.parent)]
         except FileRefused as error:
             raise FileProblem(f"{error}: move it away") from None

@@ -17,10 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from jaxzero.measure.statistics import t975
-from jaxzero.run import manifest, nolink
-from jaxzero.run.layout import REPORT_DIR, SUMMARY_FILE, member_folder
-from jaxzero.run.members import diverged_description, read_diverged, read_population
-from jaxzero.run.report import ReportError, markdown_text, plt, read_metrics, record_report
+from jaxzero.run.folder import manifest, nolink
+from jaxzero.run.folder.layout import REPORT_DIR, SUMMARY_FILE, member_folder
+from jaxzero.run.life.members import diverged_description, read_diverged, read_population
+from jaxzero.run.reports.figures import plt
+from jaxzero.run.reports.markdown import markdown_text
+from jaxzero.run.reports.rows import ReportError, read_metrics, record_report
 
 # The metrics drawn, when logged: what tells arms apart in training.
 METRICS = (

@@ -9,11 +9,11 @@ never listed. Saves are synchronous: a save that fails (a full disk, a read-only
 folder) raises :class:`CheckpointError` at once, and training stops with the previous
 checkpoint intact.
 
-Every load checks the step's checksums (:mod:`jaxzero.run.checksums`), so damaged bytes
+Every load checks the step's checksums (:mod:`jaxzero.run.folder.checksums`), so damaged bytes
 are refused, naming the newest intact step to fall back to, instead of playing with NaNs.
 Which steps a run keeps, and how a reader of a run still training keeps its step, is
-:mod:`jaxzero.run.retention`; how a state is stored, and an older jaxzero's read back,
-is :mod:`jaxzero.run.stored_state`. ``load_agent``, ``eval`` and ``export`` read a
+:mod:`jaxzero.run.life.retention`; how a state is stored, and an older jaxzero's read back,
+is :mod:`jaxzero.run.folder.stored_state`. ``load_agent``, ``eval`` and ``export`` read a
 history checkpoint (its network only) or a whole one; a resume takes only a whole one.
 
 A checkpoint folder's number is the iteration it holds; a restore checks it, so folders
@@ -36,26 +36,26 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from jaxzero.core import sharding
-from jaxzero.run import nolink, stored_state
-from jaxzero.run.checksums import damaged_file, write_checksums
-from jaxzero.run.files import FileProblem, os_reason
-from jaxzero.run.layout import CHECKPOINT_DIR, CHECKSUMS
-from jaxzero.run.reads import odd_entry
-from jaxzero.run.retention import (
-    REMOVED,
-    Retention,
-    empty_removed,
-    hold,
-    lighten_history,
-    release,
-)
-from jaxzero.run.stored_state import (
+from jaxzero.run.folder import nolink, stored_state
+from jaxzero.run.folder.checksums import damaged_file, write_checksums
+from jaxzero.run.folder.files import FileProblem, os_reason
+from jaxzero.run.folder.layout import CHECKPOINT_DIR, CHECKSUMS
+from jaxzero.run.folder.reads import odd_entry
+from jaxzero.run.folder.stored_state import (
     ADDED_FIELDS,
     ADDED_SELFPLAY_FIELDS,
     AGENT_FIELDS,
     AGENT_ITEM,
     STATE_ITEM,
     UNSAVED_SELFPLAY_FIELDS,
+)
+from jaxzero.run.life.retention import (
+    REMOVED,
+    Retention,
+    empty_removed,
+    hold,
+    lighten_history,
+    release,
 )
 
 __all__ = [
@@ -415,7 +415,7 @@ class Checkpointer:
 
     def _hold(self, step: int) -> None:
         """Keep checkpoint ``step`` from a run's retention until :meth:`close`
-        (:func:`jaxzero.run.retention.hold`); CheckpointRemoved when retention has it
+        (:func:`jaxzero.run.life.retention.hold`); CheckpointRemoved when retention has it
         already."""
         if not hold(self._at_abs(step), self._holding):
             raise self._removed(step)

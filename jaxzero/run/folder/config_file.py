@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxzero.core.config import Config, config_from_dict, flatten, unflatten
-from jaxzero.run.reads import read_json
+from jaxzero.run.folder.reads import read_json
 
 # The older layout's dotted keys -> today's. arena.simulations (0: "the evaluation count")
 # is folded in by _upgrade.
@@ -62,7 +62,7 @@ def read_config_dict(data: Any) -> Config:
 
 
 def read_config_file(path: Path) -> Config:
-    """The Config in the file ``path``, a config.json read as :mod:`jaxzero.run.reads`
+    """The Config in the file ``path``, a config.json read as :mod:`jaxzero.run.folder.reads`
     reads a folder's files (OSError; ValueError as they, json and the config raise)."""
     return read_config_dict(read_json(path, path.parent))
 

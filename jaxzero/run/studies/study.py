@@ -38,14 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 from jaxzero.core.config import Config, apply_overrides, config_from_dict, config_to_dict, flatten
 from jaxzero.core.population import TRACED
-from jaxzero.run import nolink
-from jaxzero.run.layout import STUDY_FILE, arm_folder
-from jaxzero.run.reads import read_json
+from jaxzero.run.folder import nolink
+from jaxzero.run.folder.layout import STUDY_FILE, arm_folder
+from jaxzero.run.folder.reads import read_json
 
 if TYPE_CHECKING:
     from jaxzero.core.trust import TrustCode
-    from jaxzero.run.driver import TrainResult
-    from jaxzero.run.hooks import Hook
+    from jaxzero.run.life.driver import TrainResult
+    from jaxzero.run.life.hooks import Hook
 
 # An arm's process: -P ("safe path") puts neither the working directory nor a script's
 # folder on sys.path, so a typer.py where the study starts never runs in its arms; the
@@ -244,8 +244,8 @@ def refuse_edited(root: Path, study: Study, name: str) -> None:
     """ValueError when arm ``name`` trained with other settings, seeds or grid than
     study.json gives it now: a resumed arm goes on with what its own folder holds, so an
     edit of study.json would be ignored silently."""
-    from jaxzero.run.driver import load_run_config
-    from jaxzero.run.members import read_population
+    from jaxzero.run.life.driver import load_run_config
+    from jaxzero.run.life.members import read_population
 
     arm = study.folder(root, name)
     given = flatten(config_to_dict(study.arm_config(name)), sep=".")
@@ -271,7 +271,7 @@ def refuse_study_overwrite(root: Path, force: bool) -> None:
     """RunDirError unless a new study may be written into ``root``: a new or empty
     folder, or (with ``force``) a study, whose arms then start over one by one (each
     deleting only what its run wrote). Anything else is never written into."""
-    from jaxzero.run.driver import RunDirError
+    from jaxzero.run.life.driver import RunDirError
 
     if not root.exists() or (root.is_dir() and not any(root.iterdir())):
         return
@@ -348,7 +348,7 @@ def train_study(
             e.g. ``["--wandb", "PROJECT"]``.
 
     Returns:
-        Each arm's :class:`~jaxzero.run.driver.TrainResult` (in this process), or its
+        Each arm's :class:`~jaxzero.run.life.driver.TrainResult` (in this process), or its
         process's exit status (``jobs`` > 1: 0, or 128 + the signal that stopped it,
         saved); the arms after an interrupt (Ctrl-C) are not started, nor listed.
 
@@ -358,7 +358,7 @@ def train_study(
         ValueError: an unreadable ``study.json``, an unknown ``only``, ``jobs`` not
             between 1 and the CPUs, or what :func:`jaxzero.train` refuses.
     """
-    from jaxzero.run.driver import RunDirError, holds_run, train
+    from jaxzero.run.life.driver import RunDirError, holds_run, train
 
     root = Path(root)
     groups = cpu_shares(jobs)  # a bad count refused before anything is written
@@ -467,7 +467,7 @@ def _arms_at_once(
     The processes run in sessions of their own, so a terminal's Ctrl-C reaches this
     process alone, which passes it on once: each arm stops after its iteration and saves
     (exit 128 + the signal), and no further arm starts."""
-    from jaxzero.run import signals
+    from jaxzero.run.life import signals
 
     jobs = len(groups)
     waiting, statuses = list(names), dict[str, int]()
@@ -507,7 +507,7 @@ def _start(
 ) -> tuple[subprocess.Popen, threading.Thread]:
     """``command`` on ``cpus`` only (a core a device), and the thread that passes its lines
     to ``log`` as ``[NAME] line``."""
-    from jaxzero.run.ways import DEVICES_FLAG, HOST_DEVICES_VAR
+    from jaxzero.run.life.ways import DEVICES_FLAG, HOST_DEVICES_VAR
 
     # its own cores as devices, not this process's count (use_host_cores set XLA_FLAGS)
     flags = [flag for flag in os.environ.get("XLA_FLAGS", "").split() if DEVICES_FLAG not in flag]
