@@ -361,15 +361,15 @@ def _prepare(
     resume: bool,
     force: bool,
     run: Run | None,
-    given: dict[str, Any],
+    given: Given,
 ) -> tuple[Config, Run, IO[bytes] | None]:
     """The config and :class:`~jaxzero.run.life.runs.Run` (one run or a population), its
     directory ready on every process, and the lock process 0 holds on it
     (:func:`lock_run_dir`; the caller closes it). ``given``: a population's ``seeds`` and
     ``hyper``, and ``trust_code``, as passed to :func:`train`."""
-    if resume and is_population(run_dir) and given.get("seeds") is None:
+    if resume and is_population(run_dir) and given.seeds is None:
         seeds, hyper = read_population(run_dir)
-        given = given | {"seeds": seeds, "hyper": hyper}
+        given = dataclasses.replace(given, seeds=seeds, hyper=hyper)
     if run is not None and config is None and not resume:
         config = run.config
     elif run is not None and config is not None:  # as the trainer records it
@@ -461,14 +461,25 @@ def refuse_links(run_dir: Path) -> None:
             raise RunDirError(found)
 
 
-def _build(config: Config, given: dict[str, Any]) -> Run:
+@dataclasses.dataclass(frozen=True)
+class Given:
+    """What :func:`train` was asked beyond the config: a population's members, and the
+    code its caller trusts."""
+
+    seeds: Sequence[int] | None = None
+    hyper: Mapping[str, Sequence[float] | float] | None = None
+    members_at_once: int | None = None
+    trust_code: TrustCode = False
+
+
+def _build(config: Config, given: Given) -> Run:
     """``make_trainer(config)``, or ``make_population`` when ``given`` has seeds, its
     members run the way ``given`` says or the fastest measured here."""
-    if given.get("seeds") is None:
+    if given.seeds is None:
         return SingleRun(make_trainer(config))
-    seeds, hyper = given["seeds"], given.get("hyper")
+    seeds, hyper = given.seeds, given.hyper
     say = lambda line: print(f"population: {line}", file=sys.stderr, flush=True)  # noqa: E731
-    at_once = given.get("members_at_once")
+    at_once = given.members_at_once
     way = ways.choose(config, seeds=seeds, hyper=hyper, at_once=at_once, log=say)
     return PopulationRun(
         make_population(
@@ -477,10 +488,10 @@ def _build(config: Config, given: dict[str, Any]) -> Run:
     )
 
 
-def _check_trusted(run_dir: Path, config: Config, given: dict[str, Any]) -> None:
+def _check_trusted(run_dir: Path, config: Config, given: Given) -> None:
     """RunDirError when the run's config names code that ``given`` does not trust."""
     try:
-        check_trusted(config, run_dir / CONFIG_FILE, trust_code=given["trust_code"])
+        check_trusted(config, run_dir / CONFIG_FILE, trust_code=given.trust_code)
     except UntrustedCode as error:
         raise RunDirError(str(error)) from None
 
@@ -632,10 +643,7 @@ def train(
     """
     run_dir = Path(run_dir)
     sharding.initialize()  # joins a multi-process job when JAXZERO_COORDINATOR etc. are set
-    given: dict[str, Any] = {
-        "seeds": seeds, "hyper": hyper, "members_at_once": members_at_once,
-        "trust_code": trust_code,
-    }  # fmt: skip
+    given = Given(seeds, hyper, members_at_once, trust_code)
     passed = None if trainer is None else as_run(trainer)
     config, run, lock = _prepare(run_dir, config, resume, force, passed, given)
     if iterations is None and seconds is None:
