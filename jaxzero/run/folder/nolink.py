@@ -105,8 +105,8 @@ def check(root: Path, path: Path) -> None:
         with opened(root, Path(root, *parts[:-1])) as fd:
             if parts and _is_link(fd, parts[-1]):
                 raise _refused(root, parts)
-    except FileNotFoundError:
-        return
+    except (FileNotFoundError, NotADirectoryError):
+        return  # nothing there yet (or a file in the way, which the write itself names)
 
 
 def make_folders(root: Path, folder: Path) -> list[Path]:
