@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import error_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -31,11 +32,6 @@ TINY = [
     "replay.min_size=16", "optim.minibatch_size=16", "optim.updates_per_iteration=2",
     "search.num_simulations=4", "evaluation.simulations=4", "network.hidden_size=16",
 ]  # fmt: skip
-
-
-def _error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    return [line for line in result.output.splitlines() if line.strip()][-1]
 
 
 def _outside(root: Path) -> Path:
@@ -78,7 +74,7 @@ def test_the_run_lock_never_truncates_what_a_link_points_at(tiny_run, tmp_path, 
     outside = _outside(tmp_path)
     run = _copy(tiny_run, tmp_path)
     _link(run / ".lock", outside / "thesis.txt")
-    line = _error_line(runner.invoke(app, ["train", *how, "--out", str(run), "--iterations", "5"]))
+    line = error_line(runner.invoke(app, ["train", *how, "--out", str(run), "--iterations", "5"]))
     assert "error:" in line and ".lock is a symbolic link" in line
     assert (outside / "thesis.txt").read_text() == "four years of work\n"
     with pytest.raises(RunDirError, match="symbolic link"):
@@ -95,7 +91,7 @@ def test_a_report_writes_nothing_through_a_link(tiny_run, tmp_path, where):
     target = outside / "photos" if where == "report" else outside / "thesis.txt"
     _link(run / where, target)
     before = _snapshot(outside)
-    line = _error_line(runner.invoke(app, ["report", str(run)]))
+    line = error_line(runner.invoke(app, ["report", str(run)]))
     assert "is a symbolic link" in line
     assert _snapshot(outside) == before
 
@@ -127,7 +123,7 @@ def test_a_study_arm_that_is_a_link_is_refused_and_its_target_kept(tiny_run, tmp
     write_study(shared, make_study(config, seeds=2, grid={"search.kind": ["puct", "gumbel"]}))
     _link(shared / "arms" / "kind-puct", Path("..") / ".." / "run")
     args = ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--grid", "search.kind=puct,gumbel"]
-    line = _error_line(runner.invoke(app, [*args, "--force", "--out", str(shared)]))
+    line = error_line(runner.invoke(app, [*args, "--force", "--out", str(shared)]))
     assert "kind-puct is a symbolic link" in line
     assert _snapshot(mine) == before
 
@@ -139,7 +135,7 @@ def test_a_member_folder_that_is_a_link_is_refused_and_its_target_kept(tiny_run,
     shutil.copytree(tiny_run, population)
     _link(population / "members" / "0", Path("..") / ".." / "run")
     args = ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--force", "--out", str(population)]
-    line = _error_line(runner.invoke(app, args))
+    line = error_line(runner.invoke(app, args))
     assert "members/0 is a symbolic link" in line
     assert _snapshot(mine) == before
 
@@ -157,7 +153,7 @@ def test_a_linked_folder_of_the_run_is_refused_before_anything_is_deleted(
     before, kept = _snapshot(outside), _snapshot(run)
     for how in (["tic_tac_toe", *TINY, "--force"], ["--resume"]):
         args = ["train", *how, "--out", str(run), "--iterations", "5"]
-        line = _error_line(runner.invoke(app, args))
+        line = error_line(runner.invoke(app, args))
         assert f"{where} is a symbolic link" in line, how
     assert _snapshot(outside) == before
     assert _snapshot(run) == kept  # refused before --force deleted a file
@@ -182,7 +178,7 @@ def test_a_dangling_link_is_refused_and_its_target_never_made(tiny_run, tmp_path
     run = _copy(tiny_run, tmp_path)
     _link(run / name, outside / "made-by-jaxzero.txt")
     args = ["train", "--resume", "--out", str(run), "--iterations", "5"]
-    line = _error_line(runner.invoke(app, args))
+    line = error_line(runner.invoke(app, args))
     assert f"{name} is a symbolic link" in line
     assert not (outside / "made-by-jaxzero.txt").exists()
     with pytest.raises(nolink.LinkRefused):
@@ -273,3 +269,40 @@ def test_a_link_anywhere_below_a_study_changes_nothing_outside(
             open_study(shared, study, force=True)
     assert _snapshot(outside) == before, (where, target, command)
     assert not (outside / "missing").exists()
+
+
+# --- the primitives ------------------------------------------------------------------------
+
+
+def test_the_folder_given_may_be_a_link_but_nothing_below_it(tmp_path):
+    outside = _outside(tmp_path)
+    real = tmp_path / "real"
+    real.mkdir()
+    typed = tmp_path / "typed"
+    typed.symlink_to(real)  # the user's own choice: followed
+    nolink.write_atomic(typed, typed / "a" / "config.json", "{}")
+    assert (real / "a" / "config.json").read_text() == "{}"
+    assert nolink.make_folders(typed, typed / "b" / "c") == [typed / "b", typed / "b" / "c"]
+    (real / "d").symlink_to(outside / "photos")
+    for write in (
+        lambda: nolink.write_atomic(typed, typed / "d" / "x.txt", "x"),
+        lambda: nolink.make_folders(typed, typed / "d" / "e"),
+        lambda: nolink.open_append(typed, typed / "d" / "x.txt"),
+        lambda: nolink.check_writable(typed, typed / "d", "files"),
+    ):
+        with pytest.raises(nolink.LinkRefused, match="d is a symbolic link"):
+            write()
+    assert sorted(p.name for p in (outside / "photos").iterdir()) == ["2019"]
+
+
+def test_a_write_that_fails_keeps_the_old_file_whole(tmp_path, monkeypatch):
+    (tmp_path / "config.json").write_text("old")
+
+    def full_disk(fd, name, flags):
+        return os.open("/dev/full", os.O_WRONLY)
+
+    monkeypatch.setattr(nolink, "_create", full_disk)
+    with pytest.raises(OSError):
+        nolink.write_atomic(tmp_path, tmp_path / "config.json", "new" * 10000)
+    assert (tmp_path / "config.json").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
