@@ -54,6 +54,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     no_args_is_help=True,
+    rich_markup_mode=None,  # help text as written: "[default: runs/GAME]" is no markup tag
     help="jaxzero: AlphaZero in JAX. Train an agent, play against it, measure it.",
 )
 console = Console(stderr=True)
