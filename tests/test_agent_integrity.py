@@ -9,14 +9,13 @@ import jax
 import numpy as np
 import pytest
 from flax import serialization
+from helpers import checkpointed_run, error_line
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.core.config import config_to_dict
 from jaxzero.run.agents import agent_files
 from jaxzero.run.agents.agent import export_agent, load_agent
-from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.life.driver import prepare_run_dir
+from jaxzero.run.life.checkpoint import CheckpointError
 
 runner = CliRunner()
 CHECKED = ["agent.json", "config.json", "params.msgpack"]
@@ -26,11 +25,7 @@ CHECKED = ["agent.json", "config.json", "params.msgpack"]
 def exported(tmp_path_factory, ttt_config, trainers):
     """An agent folder exported from an untrained tic-tac-toe run's checkpoint 3."""
     root = tmp_path_factory.mktemp("integrity")
-    run = root / "run"
-    prepare_run_dir(run, ttt_config, resume=False, force=False)
-    state = trainers(ttt_config).init(jax.random.key(3)).replace(iteration=jax.numpy.int32(3))
-    with Checkpointer(run) as checkpointer:
-        checkpointer.save(3, state, config_to_dict(ttt_config))
+    run = checkpointed_run(root / "run", ttt_config, trainers(ttt_config), [3])
     export_agent(run, root / "agent")
     return root / "agent"
 
@@ -53,14 +48,6 @@ def _rewrite_facts(folder, **changes):
     path.write_text(json.dumps(json.loads(path.read_text()) | changes))
 
 
-def _error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output, result.output
-    line = [line for line in result.output.splitlines() if line.strip()][-1]
-    assert line.startswith("error: "), result.output
-    return line
-
-
 def test_export_writes_checksums_of_what_plays_and_they_are_checked(folder):
     listing = (folder / "checksums.sha256").read_text().splitlines()
     assert sorted(line.split("  ")[1] for line in listing) == CHECKED  # sha256sum -c reads it
@@ -73,7 +60,7 @@ def test_export_writes_checksums_of_what_plays_and_they_are_checked(folder):
     assert f"{folder / 'params.msgpack'} does not match its checksum" in str(error.value)
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps(config | {"seed": 7}))
-    line = _error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
+    line = error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
     assert f"{folder / 'config.json'} does not match its checksum" in line
 
 
@@ -102,7 +89,7 @@ def test_parameters_of_another_dtype_or_kind_are_named(folder):
 
     (folder / "params.msgpack").write_bytes(original)
     _rewrite_params(folder, one_string)
-    line = _error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
+    line = error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
     assert "params.msgpack: parameter params." in line and "is a str, not an array" in line
 
     (folder / "params.msgpack").write_bytes(original)
@@ -127,7 +114,7 @@ def test_parameters_of_another_dtype_or_kind_are_named(folder):
 def test_agent_json_fields_are_checked_by_type(folder, field, value, expected):
     (folder / "checksums.sha256").unlink(missing_ok=True)
     _rewrite_facts(folder, **{field: value})
-    line = _error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
+    line = error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
     assert f"{folder / 'agent.json'}: {expected}" in line
     with pytest.raises(CheckpointError, match="agent.json"):
         load_agent(folder)

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from helpers import error_line
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
@@ -15,30 +16,24 @@ from jaxzero.run.life.hooks import JsonlWriter
 runner = CliRunner()
 
 
-def _error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    return lines[-1]
-
-
 def test_unknown_game_names_the_choices():
-    line = _error_line(runner.invoke(app, ["train", "chess"]))
+    line = error_line(runner.invoke(app, ["train", "chess"]))
     assert "unknown game 'chess'; choose a preset" in line and "tic_tac_toe" in line
 
 
 def test_unknown_override_names_the_valid_keys():
-    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "search.simulations=4"]))
+    line = error_line(runner.invoke(app, ["train", "tic_tac_toe", "search.simulations=4"]))
     assert "unknown config key 'search.simulations'" in line
     assert "search.num_simulations" in line
 
 
 def test_malformed_override_is_explained():
-    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "seed"]))
+    line = error_line(runner.invoke(app, ["train", "tic_tac_toe", "seed"]))
     assert "is not KEY=VALUE" in line
 
 
 def test_bad_override_value_is_explained():
-    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "seed=abc"]))
+    line = error_line(runner.invoke(app, ["train", "tic_tac_toe", "seed=abc"]))
     assert "seed: expected an integer" in line
 
 
@@ -50,7 +45,7 @@ def test_bad_override_value_is_explained():
 )  # fmt: skip
 def test_a_budget_that_trains_nothing_is_refused(tmp_path, flags, message):
     args = ["train", "tic_tac_toe", "--out", str(tmp_path / "run"), *flags]
-    assert message in _error_line(runner.invoke(app, args))
+    assert message in error_line(runner.invoke(app, args))
     assert not (tmp_path / "run").exists()  # nothing written
 
 
@@ -61,7 +56,7 @@ def test_existing_run_is_never_overwritten(tmp_path):
         RunDirError, match=r"holds a run \(a tic_tac_toe run, no checkpoint yet\): add --resume"
     ):
         prepare_run_dir(tmp_path / "run", config, resume=False, force=False)
-    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "--out", str(tmp_path / "run")]))
+    line = error_line(runner.invoke(app, ["train", "tic_tac_toe", "--out", str(tmp_path / "run")]))
     assert "already holds a run" in line
 
 
@@ -94,7 +89,7 @@ def _project(folder):
 def test_a_folder_that_is_not_a_run_is_never_touched_even_with_force(tmp_path, force):
     before = _project(tmp_path)
     args = ["train", "tic_tac_toe", "--out", str(tmp_path), "--iterations", "1"]
-    line = _error_line(runner.invoke(app, args + ["--force"] * force))
+    line = error_line(runner.invoke(app, args + ["--force"] * force))
     assert "is not a jaxzero run (its config.json is not a jaxzero config: unknown" in line
     assert ".git/, config.json, notes.md, src/" in line and "nothing was changed" in line
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
@@ -124,7 +119,7 @@ def test_force_deletes_what_the_run_wrote_and_nothing_else(tmp_path):
 
 
 def test_resume_rejects_overrides(tmp_path):
-    line = _error_line(
+    line = error_line(
         runner.invoke(app, ["train", "tic_tac_toe", "seed=1", "--resume", "--out", str(tmp_path)])
     )
     assert "cannot change a run being resumed" in line
@@ -149,7 +144,7 @@ def test_resume_rejects_overrides(tmp_path):
 def test_a_population_or_seed_typo_is_refused_before_any_folder(tmp_path, options, message):
     run = tmp_path / "run"
     result = runner.invoke(app, ["train", "tic_tac_toe", *options, "--out", str(run)])
-    assert message in _error_line(result)
+    assert message in error_line(result)
     assert "Traceback" not in result.output and not run.exists()
 
 
@@ -165,7 +160,7 @@ def test_a_game_module_failing_on_import_is_one_line(tmp_path, monkeypatch, body
     (tmp_path / f"{name}.py").write_text(body + "\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     result = runner.invoke(app, ["train", f"{name}:Game", "--out", str(tmp_path / "run")])
-    assert message in _error_line(result)
+    assert message in error_line(result)
     assert "Traceback" not in result.output and not (tmp_path / "run").exists()
 
 
@@ -185,7 +180,7 @@ def test_a_network_or_rule_module_failing_on_import_is_one_line(
     if key.startswith("search."):
         args.append("search.kind=puct")
     result = runner.invoke(app, args)
-    assert message in _error_line(result)
+    assert message in error_line(result)
     assert "Traceback" not in result.output and not (tmp_path / "run").exists()
 
 
@@ -194,9 +189,9 @@ def test_a_run_before_its_first_checkpoint_says_to_wait_and_a_lost_population_js
 ):
     run = tmp_path / "run"
     prepare_run_dir(run, presets.get_preset("tic_tac_toe"), resume=False, force=False)
-    line = _error_line(runner.invoke(app, ["export", str(run), "--out", str(tmp_path / "agent")]))
+    line = error_line(runner.invoke(app, ["export", str(run), "--out", str(tmp_path / "agent")]))
     assert "no checkpoint in" in line and "wait for it, or train the run longer" in line
     assert "start a new run" not in line  # what it said: the run is only young
     (run / "members" / "0").mkdir(parents=True)  # a population whose population.json is gone
-    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
+    line = error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
     assert "population.json is missing" in line and "restore population.json" in line

@@ -8,14 +8,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import TINY
+from helpers import checkpointed_run
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.core.config import config_to_dict
 from jaxzero.run.agents.agent import load_agent
 from jaxzero.run.life import hooks
 from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.life.driver import prepare_run_dir
 from jaxzero.run.reports.report import write_report
 from jaxzero.run.reports.rows import read_metrics
 
@@ -63,16 +62,14 @@ def nan_run(tmp_path_factory, ttt_config, trainers):
     diverged state left them."""
     config = ttt_config
     run = tmp_path_factory.mktemp("nan") / "run"
-    prepare_run_dir(run, config, resume=False, force=False)
-    trainer = trainers(config)
-    with Checkpointer(run) as checkpointer:
-        for step in (10, 20):
-            state = trainer.init(jax.random.key(step)).replace(iteration=jnp.int32(step))
-            if step == 20:
-                nan = jax.tree.map(lambda x: x * jnp.nan, state.best_params)
-                state = state.replace(params=nan, best_params=nan)
-            checkpointer.save(step, state, config_to_dict(config))
-    return run
+
+    def diverged_at_20(step, state):
+        if step < 20:
+            return state
+        nan = jax.tree.map(lambda x: x * jnp.nan, state.best_params)
+        return state.replace(params=nan, best_params=nan)
+
+    return checkpointed_run(run, config, trainers(config), [10, 20], edit=diverged_at_20)
 
 
 def test_every_loader_refuses_non_finite_parameters_naming_an_earlier_checkpoint(nan_run):

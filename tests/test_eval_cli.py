@@ -7,24 +7,15 @@ import shutil
 import jax
 import numpy as np
 import pytest
+from helpers import checkpointed_run, error_line
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.core.config import config_to_dict
 from jaxzero.run.agents.agent import export_agent, load_agent
-from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.life.driver import prepare_run_dir
+from jaxzero.run.life.checkpoint import CheckpointError
 from jaxzero.run.reports.report import write_report
 
 runner = CliRunner()
-
-
-def _error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output, result.output
-    line = [line for line in result.output.splitlines() if line.strip()][-1]
-    assert line.startswith("error: "), result.output
-    return line
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +23,7 @@ def run(tmp_path_factory, ttt_config, trainers):
     """A run directory with checkpoints 10 and 20 (two different networks), untrained."""
     config = ttt_config
     run = tmp_path_factory.mktemp("eval") / "run"
-    prepare_run_dir(run, config, resume=False, force=False)
-    trainer = trainers(config)
-    with Checkpointer(run) as checkpointer:
-        for step in (10, 20):
-            state = trainer.init(jax.random.key(step)).replace(iteration=jax.numpy.int32(step))
-            checkpointer.save(step, state, config_to_dict(config))
+    checkpointed_run(run, config, trainers(config), [10, 20])
     rows = [{"iteration": i, "policy_loss": 2.0 - 0.05 * i} for i in (10, 20)]
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return run
@@ -130,7 +116,7 @@ def test_eval_prints_an_elo_table_and_writes_elo_json(run):
 def test_mistakes_are_one_line_errors(run, tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
     args = [a.format(run=run, tmp=tmp_path) for a in args]
-    assert message in _error_line(runner.invoke(app, args))
+    assert message in error_line(runner.invoke(app, args))
 
 
 def test_analyze_prints_the_root_and_writes_the_tree(run, tmp_path):
@@ -217,7 +203,7 @@ def test_export_writes_an_agent_folder_that_plays_like_its_run(run, tmp_path):
     assert "agent@10" in result.stdout and not (folder / "elo.json").exists()
 
     again = runner.invoke(app, ["export", str(run), "--out", str(folder)])
-    assert "already exists" in _error_line(again)
+    assert "already exists" in error_line(again)
     assert json.loads((folder / "agent.json").read_text()) == facts  # nothing changed
 
 
@@ -243,7 +229,7 @@ def test_a_wrong_or_damaged_agent_folder_is_explained(run, tmp_path):
     with pytest.raises(CheckpointError, match="params.msgpack is unreadable"):
         load_agent(folder)
     (folder / "agent.json").write_text(json.dumps({"format": 99, "iteration": 1}))
-    line = _error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
+    line = error_line(runner.invoke(app, ["play", "--checkpoint", str(folder)], input=""))
     assert "format 99" in line and "upgrade jaxzero" in line
 
 

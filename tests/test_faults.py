@@ -15,6 +15,7 @@ import types
 import numpy as np
 import orbax.checkpoint as ocp
 import pytest
+from helpers import error_line
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
@@ -32,11 +33,6 @@ HOLD = (
     "import sys, time; from pathlib import Path; from jaxzero.run.life.driver import lock_run_dir;"
     "lock = lock_run_dir(Path(sys.argv[1])); print('locked', flush=True); time.sleep(600)"
 )
-
-
-def _error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    return [line for line in result.output.splitlines() if line.strip()][-1]
 
 
 def test_a_second_writer_is_refused_naming_the_holder(tmp_path, ttt_config):
@@ -77,9 +73,9 @@ def test_train_refuses_a_run_directory_another_process_writes(tmp_path, ttt_conf
     prepare_run_dir(run, ttt_config, resume=False, force=False)
     held = lock_run_dir(run)
     try:
-        line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
+        line = error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
         assert line.startswith("error:") and f"(pid {os.getpid()})" in line
-        line = _error_line(
+        line = error_line(
             runner.invoke(app, ["train", "tic_tac_toe", "--force", "--out", str(run)])
         )
         assert "being written by another jaxzero process" in line
@@ -91,7 +87,7 @@ def test_train_refuses_a_run_directory_another_process_writes(tmp_path, ttt_conf
 def test_resuming_under_another_game_is_refused(tmp_path, ttt_config):
     run = tmp_path / "run"
     prepare_run_dir(run, ttt_config, resume=False, force=False)
-    line = _error_line(runner.invoke(app, ["train", "go_6x6", "--resume", "--out", str(run)]))
+    line = error_line(runner.invoke(app, ["train", "go_6x6", "--resume", "--out", str(run)]))
     assert "holds a tic_tac_toe run, not go_6x6: drop the game to resume it" in line
 
 
@@ -102,7 +98,7 @@ def test_a_truncated_config_is_named_in_one_line(tmp_path, ttt_config):
     (run / "config.json").write_text(text[: len(text) // 2])
     with pytest.raises(RunDirError, match="config.json is not a readable config"):
         load_run_config(run)
-    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
+    line = error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
     assert str(run / "config.json") in line and "not a readable config" in line
     json.loads(text)  # the test's own copy was whole
 
@@ -133,7 +129,7 @@ def test_a_file_in_place_of_the_checkpoint_folder_fails_at_once(tmp_path, straig
     shutil.rmtree(run / "checkpoints")
     (run / "checkpoints").write_text("not a folder")
     begin = time.monotonic()
-    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
+    line = error_line(runner.invoke(app, ["train", "--resume", "--out", str(run)]))
     assert "cannot write checkpoints" in line and "move that file away" in line
     assert time.monotonic() - begin < 60  # it used to hang after 800 lines of tracebacks
     assert (run / "checkpoints").read_text() == "not a folder"
@@ -179,7 +175,7 @@ def test_damaged_weights_are_refused_by_every_command(tmp_path, straight, train_
         ["eval", str(run / "checkpoints" / "4"), "--games", "2", "--opponents", "random"],
         ["train", "--resume", "--out", str(run)],
     ):
-        line = _error_line(runner.invoke(app, command, input="5\n"))
+        line = error_line(runner.invoke(app, command, input="5\n"))
         assert "checkpoint 4 in" in line and "is damaged" in line, command
         assert "checkpoint 2 is intact" in line, command
     with pytest.raises(CheckpointError, match="is damaged"):
@@ -210,7 +206,7 @@ def test_a_config_that_no_longer_matches_its_checkpoint_is_named(tmp_path, strai
     config["network"]["hidden_size"] *= 2  # edited by hand after training
     (run / "config.json").write_text(json.dumps(config))
     monkeypatch.chdir(tmp_path)  # a relative --out, as users type it
-    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", "run"]))
+    line = error_line(runner.invoke(app, ["train", "--resume", "--out", "run"]))
     assert "was written under another config" in line and "saved," in line
     assert "compare the run's config.json with" in line and "TensorStore" not in line
 
@@ -315,10 +311,10 @@ def test_read_only_run_directories_are_named_in_one_line(tmp_path, straight, mon
 
     monkeypatch.setattr(nolink, "check_writable", read_only)
     for command in (["train", "--resume", "--out", str(run)], ["report", str(run)]):
-        line = _error_line(runner.invoke(app, command))
+        line = error_line(runner.invoke(app, command))
         assert "Read-only file system; the file system is read-only" in line, command
     eval_ = ["eval", str(run), "--games", "2", "--opponents", "random"]
-    line = _error_line(runner.invoke(app, eval_))
+    line = error_line(runner.invoke(app, eval_))
     assert "cannot write the ratings (elo.json)" in line  # before playing, not after
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers import error_line
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -118,11 +119,6 @@ def test_read_games_gives_all_of_a_normal_file_in_order(tmp_path):
 # -- jaxzero analyze --sgf ----------------------------------------------------------------
 
 
-def _error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    return [line for line in result.output.splitlines() if line.strip()][-1]
-
-
 def test_analyze_refuses_an_sgf_fifo_without_waiting_on_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fifo = tmp_path / "game.sgf"
@@ -138,7 +134,7 @@ def test_analyze_refuses_an_sgf_fifo_without_waiting_on_it(tmp_path, monkeypatch
         os.close(os.open(fifo, os.O_WRONLY))
         command.join(60)
     assert not hung, "analyze --sgf waited on a FIFO"
-    line = _error_line(results[0])
+    line = error_line(results[0])
     assert line.startswith("error: ") and "is a FIFO, not a regular file" in line
     assert "--sgf" in line
 
@@ -147,7 +143,7 @@ def test_analyze_refuses_an_sgf_file_over_its_size_cap(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "game.sgf"
     path.write_text("(;GM[1]SZ[9]C[" + "x" * (2 << 20) + "])")  # refused before it is parsed
-    line = _error_line(runner.invoke(app, ["analyze", "go_6x6", "--sgf", str(path)]))
+    line = error_line(runner.invoke(app, ["analyze", "go_6x6", "--sgf", str(path)]))
     assert "more than the 1,048,576 it may hold" in line and str(path) in line
 
 
@@ -159,7 +155,7 @@ def test_analyze_follows_an_sgf_link_the_user_typed(tmp_path, monkeypatch):
     (tmp_path / "here").mkdir()
     (tmp_path / "here" / "game.sgf").symlink_to(tmp_path / "elsewhere" / "game.sgf")
     args = ["analyze", "go_6x6", "--sgf", str(tmp_path / "here" / "game.sgf")]
-    assert "the game is over at the end of the record" in _error_line(runner.invoke(app, args))
+    assert "the game is over at the end of the record" in error_line(runner.invoke(app, args))
 
 
 # -- the board: echoed requests, Host --------------------------------------------------------

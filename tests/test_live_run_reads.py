@@ -11,15 +11,14 @@ import shutil
 import jax
 import orbax.checkpoint as ocp
 import pytest
+from helpers import checkpointed_run
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.core.config import config_to_dict
 from jaxzero.run.agents import agent as agent_lib
 from jaxzero.run.agents.agent import load_agent, load_agents
 from jaxzero.run.life import checkpoint as checkpoint_lib
 from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError, CheckpointRemoved
-from jaxzero.run.life.driver import prepare_run_dir
 
 runner = CliRunner()
 
@@ -29,13 +28,7 @@ def saved_run(tmp_path_factory, ttt_config, trainers):
     """A run directory with checkpoints 10, 20 and 30, untrained."""
     config = ttt_config
     run = tmp_path_factory.mktemp("live") / "run"
-    prepare_run_dir(run, config, resume=False, force=False)
-    trainer = trainers(config)
-    with Checkpointer(run) as checkpointer:
-        for step in (10, 20, 30):
-            state = trainer.init(jax.random.key(step)).replace(iteration=jax.numpy.int32(step))
-            checkpointer.save(step, state, config_to_dict(config))
-    return run
+    return checkpointed_run(run, config, trainers(config), [10, 20, 30])
 
 
 @pytest.fixture

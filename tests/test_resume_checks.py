@@ -6,26 +6,16 @@ import json
 import shutil
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import checkpointed_run, error_line
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
-from jaxzero.core.config import config_to_dict
 from jaxzero.run.agents.agent import load_agent, load_agents
 from jaxzero.run.life.checkpoint import Checkpointer, CheckpointError
-from jaxzero.run.life.driver import prepare_run_dir
 
 runner = CliRunner()
-
-
-def _error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output, result.output
-    line = [line for line in result.output.splitlines() if line.strip()][-1]
-    assert line.startswith("error: "), result.output
-    return line
 
 
 @pytest.fixture
@@ -73,7 +63,7 @@ def test_swapped_checkpoint_folders_are_refused_naming_both_numbers(run, train_r
 )
 def test_an_edited_config_is_named_field_by_field_on_resume(run, edits, named):
     _edit_config(run, **edits)
-    line = _error_line(
+    line = error_line(
         runner.invoke(app, ["train", "--resume", "--iterations", "6", "--out", str(run)])
     )
     assert "checkpoint 4 in" in line and "was written under another config" in line
@@ -93,7 +83,7 @@ def test_settings_outside_the_compiled_iteration_may_change_on_resume(run, train
 def test_a_folder_in_place_of_metrics_jsonl_is_one_line(run):
     (run / "metrics.jsonl").unlink()
     (run / "metrics.jsonl").mkdir()
-    line = _error_line(
+    line = error_line(
         runner.invoke(app, ["train", "--resume", "--iterations", "6", "--out", str(run)])
     )
     assert f"{run / 'metrics.jsonl'} is a folder" in line
@@ -104,12 +94,8 @@ def history(tmp_path_factory, ttt_config, trainers):
     """A run directory whose checkpoints 1..7 were saved with keep_every=2: 5, 6 and 7 the
     newest, 2 and 4 history."""
     run = tmp_path_factory.mktemp("history") / "run"
-    prepare_run_dir(run, ttt_config, resume=False, force=False)
-    trainer = trainers(ttt_config)
-    with Checkpointer(run, keep_every=2) as checkpointer:
-        for step in range(1, 8):
-            state = trainer.init(jax.random.key(step)).replace(iteration=jnp.int32(step))
-            checkpointer.save(step, state, config_to_dict(ttt_config))
+    checkpointed_run(run, ttt_config, trainers(ttt_config), range(1, 8), keep_every=2)
+    with Checkpointer(run, read_only=True) as checkpointer:
         assert checkpointer.steps() == [2, 4, 5, 6, 7]
     return run
 

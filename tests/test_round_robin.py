@@ -1,13 +1,10 @@
 """The round robin of `jaxzero eval` as a library: entrants, compiled matches, Elo."""
 
-import jax
 import pytest
+from helpers import checkpointed_run
 
-from jaxzero.core.config import config_to_dict
 from jaxzero.measure import round_robin
 from jaxzero.run.agents.agent import load_agents
-from jaxzero.run.life.checkpoint import Checkpointer
-from jaxzero.run.life.driver import prepare_run_dir
 
 
 @pytest.fixture(scope="module")
@@ -18,13 +15,7 @@ def runs(tmp_path_factory, ttt_config, trainers):
     root = tmp_path_factory.mktemp("rr")
     made = []
     for name, steps in (("first", (1, 2)), ("second", (3,))):
-        run = root / name
-        prepare_run_dir(run, ttt_config, resume=False, force=False)
-        with Checkpointer(run) as checkpointer:
-            for step in steps:
-                state = trainer.init(jax.random.key(step)).replace(iteration=jax.numpy.int32(step))
-                checkpointer.save(step, state, config_to_dict(ttt_config))
-        made.append(run)
+        made.append(checkpointed_run(root / name, ttt_config, trainer, steps))
     return made
 
 

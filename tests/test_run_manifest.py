@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
+from helpers import error_line
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
@@ -42,14 +43,6 @@ def _snapshot(folder: Path) -> dict[str, bytes | str]:
     return shot
 
 
-def _error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert lines[-1].startswith("error: ")
-    return lines[-1]
-
-
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory, ttt_config, train_run):
     """A 4-iteration tic-tac-toe run (checkpoints 2 and 4) with its report, never modified."""
@@ -80,11 +73,11 @@ def test_force_refuses_a_config_json_without_our_manifest(tmp_path, config):
     (tmp_path / "report" / "paper.md").write_text("# paper\n")
     before = _snapshot(tmp_path)
     args = ["train", "tic_tac_toe", "--force", "--out", str(tmp_path), "--iterations", "1"]
-    line = _error_line(runner.invoke(app, args))
+    line = error_line(runner.invoke(app, args))
     assert "is not a jaxzero run (its config.json lacks game" in line
     assert "checkpoints/, config.json, report/" in line and "nothing was changed" in line
     assert _snapshot(tmp_path) == before
-    line = _error_line(runner.invoke(app, args[:2] + args[3:]))  # nor without --force
+    line = error_line(runner.invoke(app, args[:2] + args[3:]))  # nor without --force
     assert "is not a jaxzero run" in line and "already holds a run" not in line
     assert _snapshot(tmp_path) == before
 
@@ -188,7 +181,7 @@ def test_resume_refuses_a_config_json_without_our_manifest(tmp_path, config):
     (tmp_path / "config.json").write_text(config)
     (tmp_path / "model.pt").write_text("weights")
     before = _snapshot(tmp_path)
-    line = _error_line(runner.invoke(app, ["train", "--resume", "--out", str(tmp_path)]))
+    line = error_line(runner.invoke(app, ["train", "--resume", "--out", str(tmp_path)]))
     assert "is not a jaxzero run" in line
     with pytest.raises(RunDirError, match="is not a jaxzero run"):
         prepare_run_dir(tmp_path, None, resume=True, force=False)
@@ -204,7 +197,7 @@ def test_a_config_that_reads_as_ours_beside_a_metrics_row_is_still_not_a_run(tmp
     (tmp_path / "report").mkdir()
     (tmp_path / "report" / "summary.md").write_text("theirs")
     before = _snapshot(tmp_path)
-    line = _error_line(runner.invoke(app, ["train", "--force", "--out", str(tmp_path)]))
+    line = error_line(runner.invoke(app, ["train", "--force", "--out", str(tmp_path)]))
     assert "is not a jaxzero run" in line and "lacks game, search, train" in line
     assert _snapshot(tmp_path) == before
 
@@ -214,7 +207,7 @@ def test_a_new_run_never_writes_into_files_of_our_names_that_are_not_ours(tmp_pa
     before = _snapshot(tmp_path)
     with pytest.raises(RunDirError, match="holds metrics.jsonl but no jaxzero run"):
         prepare_run_dir(tmp_path, get_preset("tic_tac_toe"), resume=False, force=False)
-    line = _error_line(runner.invoke(app, ["train", "tic_tac_toe", "--out", str(tmp_path)]))
+    line = error_line(runner.invoke(app, ["train", "tic_tac_toe", "--out", str(tmp_path)]))
     assert "holds metrics.jsonl but no jaxzero run" in line
     assert _snapshot(tmp_path) == before
 
@@ -222,7 +215,7 @@ def test_a_new_run_never_writes_into_files_of_our_names_that_are_not_ours(tmp_pa
 def test_a_manifest_nested_past_parsing_is_one_line(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / manifest.MANIFEST_FILE).write_text("[" * 200_000)
-    line = _error_line(runner.invoke(app, ["train", "--force", "--out", str(tmp_path)]))
+    line = error_line(runner.invoke(app, ["train", "--force", "--out", str(tmp_path)]))
     assert "is not a jaxzero run" in line
 
 

@@ -4,6 +4,7 @@ import re
 
 import pytest
 from conftest import untrained_run
+from helpers import error_line
 from typer.testing import CliRunner
 
 import envs
@@ -11,11 +12,6 @@ from jaxzero.cli import app
 from jaxzero.go.sgf import read_sgf, to_state
 
 runner = CliRunner()
-
-
-def _error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    return [line for line in result.output.splitlines() if line.strip()][-1]
 
 
 # Black A6 and B5 set up, then White C4, Black D3, a White pass, Black E2; a variation
@@ -72,7 +68,7 @@ def test_analyze_sgf_mistakes_are_one_line_errors(
     elif text is not None:
         path.write_text(text)
     result = runner.invoke(app, ["analyze", game, "--sgf", str(path), *extra])
-    assert message.format(path=path) in _error_line(result)
+    assert message.format(path=path) in error_line(result)
 
 
 def test_eval_writes_every_go_game_as_sgf(go_run, tmp_path):
@@ -103,5 +99,5 @@ def test_eval_writes_every_go_game_as_sgf(go_run, tmp_path):
 def test_eval_sgf_is_for_go_only(tmp_path):
     run = untrained_run(tmp_path, "tic_tac_toe", {"network.hidden_size": 8}, random_network=False)
     result = runner.invoke(app, ["eval", str(run), "--sgf", str(tmp_path / "games")])
-    assert "--sgf game records are written for Go only" in _error_line(result)
+    assert "--sgf game records are written for Go only" in error_line(result)
     assert not (tmp_path / "games").exists()

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import tiny_config
+from helpers import checkpointed_run
 from score_game import ScoreGame
 
 import envs
@@ -134,22 +135,14 @@ def test_play_lets_the_agent_play_a_single_player_game_to_its_score():
     assert text.rstrip().endswith(f"game over (move cap reached): jaxzero scored {score:g}")
 
 
-def test_eval_of_a_single_player_run_prints_scores_beside_random_and_greedy(tmp_path):
+def test_eval_of_a_single_player_run_prints_scores_beside_random_and_greedy(tmp_path, trainers):
     import pgx  # noqa: F401  (the bridge's extra)
     from typer.testing import CliRunner
 
     from jaxzero.cli import app
-    from jaxzero.core.config import config_to_dict
-    from jaxzero.core.loop import make_trainer
-    from jaxzero.run.life.checkpoint import Checkpointer
-    from jaxzero.run.life.driver import prepare_run_dir
 
     config = tiny_config("pgx/2048")
-    run = tmp_path / "run"
-    prepare_run_dir(run, config, resume=False, force=False)
-    state = make_trainer(config).init(jax.random.key(0))
-    with Checkpointer(run) as checkpointer:
-        checkpointer.save(5, state.replace(iteration=jnp.int32(5)), config_to_dict(config))
+    run = checkpointed_run(tmp_path / "run", config, trainers(config), [5])
     args = ["eval", str(run), "--games", "4", "--simulations", "2"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -9,9 +9,9 @@ import signal
 import jax
 import numpy as np
 import pytest
+from helpers import restored_state
 
 from jaxzero.core.config import apply_overrides
-from jaxzero.core.loop import make_trainer
 from jaxzero.core.networks import SymmetryAveraged
 from jaxzero.play import join_moves, play_game
 from jaxzero.run.agents.agent import load_agent, parse_settings
@@ -31,12 +31,6 @@ def straight_run(tiny_run):
     return tiny_run
 
 
-def _restore(run, config, step=None):
-    abstract = jax.eval_shape(make_trainer(config).init, jax.random.key(0))
-    with Checkpointer(run) as checkpointer:
-        return checkpointer.restore(abstract, step)[0]
-
-
 def _metrics(run):
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     return [
@@ -44,12 +38,12 @@ def _metrics(run):
     ]
 
 
-def test_resume_is_bit_exact(tmp_path, config, straight_run, train_run):
+def test_resume_is_bit_exact(tmp_path, config, straight_run, train_run, trainers):
     run = tmp_path / "run"
     assert train_run(run, config, iterations=2).iterations == 2
     result = train_run(run, resume=True, iterations=4)
     assert result.iterations == 4
-    a, b = _restore(straight_run, config), _restore(run, config)
+    a, b = restored_state(straight_run, trainers(config)), restored_state(run, trainers(config))
     assert int(a.iteration) == int(b.iteration) == 4
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
@@ -99,12 +93,14 @@ def test_unfinished_save_is_ignored_and_corrupt_checkpoint_is_explained(
         assert checkpointer.steps() == [2, 4]  # nothing deleted, nothing restarted
 
 
-def test_agent_plays_through_a_pipe(straight_run):
+def test_agent_plays_through_a_pipe(straight_run, trainers):
     agent = load_agent(straight_run)
     assert agent.iteration == 4 and agent.config.game == "tic_tac_toe"
     again = load_agent(straight_run / "checkpoints" / "2")
     assert again.iteration == 2
-    full = _restore(straight_run, agent.config, 2)  # the agent reads only its parameters
+    full = restored_state(
+        straight_run, trainers(agent.config), 2
+    )  # the agent reads only its parameters
     jax.tree.map(np.testing.assert_array_equal, again.params, full.best_params)
     moves = "\n".join(["0", "ten", "5", "5", *[str(c) for c in range(1, 10)]]) + "\n"
     out = io.StringIO()
@@ -207,13 +203,13 @@ def test_keep_every_must_be_a_multiple_of_the_checkpoint_interval(config):
 
 
 def test_a_checkpoint_of_another_layout_is_not_resumed_but_still_plays(
-    tmp_path, straight_run, train_run
+    tmp_path, straight_run, train_run, trainers
 ):
     """A run saved by a jaxzero whose TrainState had other fields: resuming says so in one
     line and touches nothing; the agent (parameters only) still loads."""
     run = tmp_path / "run"
     shutil.copytree(straight_run, run)
-    abstract = jax.eval_shape(make_trainer(load_run_config(run)).init, jax.random.key(0))
+    abstract = jax.eval_shape(trainers(load_run_config(run)).init, jax.random.key(0))
     with Checkpointer(run) as checkpointer:
         state = checkpointer.restore(abstract, 4)[0]
         fewer = dict(state.selfplay.__dict__)
@@ -232,13 +228,13 @@ def test_a_checkpoint_of_another_layout_is_not_resumed_but_still_plays(
         assert checkpointer.steps() == [2, 4, 6]
 
 
-def test_a_checkpoint_from_before_value_returns_resumes_exactly(tmp_path, straight_run):
+def test_a_checkpoint_from_before_value_returns_resumes_exactly(tmp_path, straight_run, trainers):
     """A run saved before self-play kept each position's return so far (915681f): its
     games paid nothing before their last move, so the missing returns are zeros, and the
     restored state is the state that was saved, leaf for leaf."""
     run = tmp_path / "run"
     shutil.copytree(straight_run, run)
-    abstract = jax.eval_shape(make_trainer(load_run_config(run)).init, jax.random.key(0))
+    abstract = jax.eval_shape(trainers(load_run_config(run)).init, jax.random.key(0))
     with Checkpointer(run) as checkpointer:
         state = checkpointer.restore(abstract, 4)[0]
         assert not np.asarray(state.selfplay.value_return).any()  # mid-game: nothing yet
