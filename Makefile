@@ -39,6 +39,7 @@ test: setup system-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy jaxzero envs examples
+	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile --durations-file build/test-durations.txt $(ARGS)
 
@@ -46,6 +47,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy jaxzero envs examples
+	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 # The web board (docs/guides/board.md): ARGS names another game or agent, e.g. ARGS=tic_tac_toe
