@@ -1,6 +1,7 @@
 """``jaxzero train --grid`` of a setting that fixes a shape or the code: a study, each arm a
-population trained in ``DIR/arms/NAME`` (:mod:`jaxzero.run.studies.study`), one after another or
-``--jobs J`` at once."""
+population trained in ``DIR/arms/NAME`` by the library's
+:func:`jaxzero.run.studies.study.train_study`, one after another or ``--jobs J`` at once;
+this module prints what it does and the commands that go on from it."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from typing import Any
 import typer
 
 from jaxzero.cli.app import console, fail
+from jaxzero.cli.progress import progress_line, wandb_hooks
 from jaxzero.run.studies.study import Study
 
 
-def train_study(
+def study_command(
     run_dir: Path,
     study: Study | None,
     budget: dict[str, Any],
@@ -27,24 +29,24 @@ def train_study(
     """Train a new ``study`` in ``run_dir``, or (None) go on with the one there
     (:func:`jaxzero.run.studies.study.train_study`), ``jobs`` arms at a time, each with its
     share of ``--seconds`` and all of ``--iterations``; ``only`` one arm; ``wandb``: each
-    arm logged to that Weights & Biases project."""
-    from jaxzero.cli.train import _progress_line, _wandb_hooks
+    arm logged to that Weights & Biases project. Prints how each arm stopped and the
+    commands that go on; exits 128 + the signal that stopped an arm, or 2 when one failed."""
     from jaxzero.run.folder.files import FileProblem
     from jaxzero.run.life.checkpoint import CheckpointError
     from jaxzero.run.life.driver import RunDirError, TrainResult
     from jaxzero.run.life.ways import use_host_cores
-    from jaxzero.run.studies.study import train_study as train_arms
+    from jaxzero.run.studies.study import train_study
 
     use_host_cores()  # a CPU's cores as devices: each arm's members split over them
     try:
-        _wandb_hooks(wandb, run_dir)  # without the extra: refused before any arm starts
-        results = train_arms(
+        wandb_hooks(wandb, run_dir)  # without the extra: refused before any arm starts
+        results = train_study(
             run_dir, study, seconds=budget["seconds"], iterations=budget["iterations"],
             force=force, members_at_once=members_at_once, trust_code=trust,
-            on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
+            on_log=lambda metrics: console.print(progress_line(metrics), highlight=False),
             log=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
             only=only,
-            hooks=lambda name, folder: _wandb_hooks(wandb, folder, group=run_dir.name),
+            hooks=lambda name, folder: wandb_hooks(wandb, folder, group=run_dir.name),
             jobs=jobs,
             options=["--wandb", wandb] if wandb else [],
         )  # fmt: skip

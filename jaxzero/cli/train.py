@@ -11,10 +11,12 @@ import typer
 from jaxzero.cli.app import UsageError, console, fail
 from jaxzero.cli.games import game_config, run_name
 from jaxzero.cli.options import TrustCodeOption, trusted
+from jaxzero.cli.progress import progress_line, wandb_hooks
 from jaxzero.run.folder.layout import POPULATION_FILE, member_folder
 
 if TYPE_CHECKING:
     from jaxzero.core.config import Config
+    from jaxzero.run.studies.study import Study
 
 DEFAULT_GAME = "connect_four"
 
@@ -75,12 +77,12 @@ def train(
     trusted_code: Annotated[list[str] | None, typer.Option("--trusted", hidden=True)] = None,
 ) -> None:
     """Train an agent by self-play. With no arguments: Connect Four, default preset."""
-    from jaxzero.cli.study import train_study
+    from jaxzero.cli.study import study_command
     from jaxzero.run.folder.files import FileProblem
     from jaxzero.run.life.checkpoint import CheckpointError
     from jaxzero.run.life.driver import RunDirError
     from jaxzero.run.life.driver import train as run_training
-    from jaxzero.run.studies.study import Study, is_study
+    from jaxzero.run.studies.study import is_study
 
     args = list(args or [])
     named = bool(args) and "=" not in args[0]
@@ -94,14 +96,15 @@ def train(
         budget = {"seconds": seconds, "iterations": iterations}
         arms = (budget, force, members_at_once, trust, jobs, arm, wandb)  # how a study trains
         if (resume or arm is not None) and is_study(run_dir):  # its arms resumed
-            return train_study(run_dir, None, *arms)
+            return study_command(run_dir, None, *arms)
         if resume:
             game = _resumed_game(run_dir, game if named else None, trust)
-        population = _population(config, seeds, grid or [], resume, sgf)
-        if "arms" in population:
-            assert config is not None  # a new study's (--grid is refused with --resume)
-            study = Study(config, population.pop("arms"), command=_command(), **population)
-            return train_study(run_dir, study, *arms)
+        study = _study(config, seeds, grid or [], resume, sgf)
+        if study is not None and any(study.arms.values()):  # arms of their own settings
+            return study_command(run_dir, study, *arms)
+        population: dict[str, Any] = {}  # a single run's
+        if study is not None:  # a population: the study's one arm, without settings
+            population = {"seeds": study.seeds, "hyper": study.hyper}
         if jobs > 1:  # (a study's arms returned above)
             raise UsageError(
                 "--jobs trains a study's arms at once: add --grid KEY=V1,V2 with a setting "
@@ -110,7 +113,7 @@ def train(
         if members_at_once is not None and not population and not resume:
             raise UsageError("--members-at-once is for a population: add --seeds N or --grid")
         hooks = _sgf_hooks(sgf, config, run_dir) if sgf is not None else []
-        hooks += _wandb_hooks(wandb, run_dir)
+        hooks += wandb_hooks(wandb, run_dir)
     except (UsageError, RunDirError, ValueError) as error:
         fail(str(error))
     if population or resume and (run_dir / POPULATION_FILE).exists():
@@ -126,7 +129,7 @@ def train(
             iterations=iterations,
             resume=resume,
             force=force,
-            on_log=lambda metrics: console.print(_progress_line(metrics), highlight=False),
+            on_log=lambda metrics: console.print(progress_line(metrics), highlight=False),
             hooks=hooks,
             trust_code=trust,
             members_at_once=members_at_once,
@@ -159,16 +162,6 @@ def _say_next(run_dir: Path, result: Any) -> None:
         raise typer.Exit(128 + (result.signal or 2))
 
 
-def _wandb_hooks(project: str | None, run_dir: Path, group: str | None = None) -> list:
-    """The Weights & Biases hook for ``--wandb PROJECT`` (ValueError in one line without
-    the extra), or none; ``group``: a study's arms, one group."""
-    if project is None:
-        return []
-    from jaxzero.run.reports.wandb_hook import WandbLogger
-
-    return [WandbLogger(run_dir, project=project, group=group)]
-
-
 def _command() -> str:
     """The command line as typed: ``jaxzero train ...``."""
     import shlex
@@ -194,51 +187,55 @@ def _train_config(
     return config_lib.apply_overrides(game_config(game), parsed)
 
 
-def _population(
+def _study(
     config: Config | None, seeds: int | None, grid: list[str], resume: bool, sgf: Path | None
-) -> dict[str, Any]:
-    """``train``'s ``seeds`` and ``hyper`` for ``--seeds N`` and ``--grid KEY=V1,V2``:
-    every grid point of the traced keys crossed with N seeds (config.seed, config.seed +
-    1, ...), grid-major; a key that fixes a shape or the code makes arms instead
-    (``"arms"``: a study, :mod:`jaxzero.run.studies.study`). {} for a single run; UsageError when
-    they cannot go with the other options."""
+) -> Study | None:
+    """The study of ``--seeds N`` and ``--grid KEY=V1,V2`` (None for a single run), built
+    by :func:`jaxzero.run.studies.study.make_study`: every grid point of the traced keys
+    crossed with N seeds (config.seed, config.seed + 1, ...), grid-major, one arm for each
+    combination of the keys that fix a shape or the code (one arm without settings, a
+    population, when none does). UsageError / ValueError when the options cannot go
+    together or a key or value is refused, before anything is written."""
     from jaxzero.core import config as config_lib
-    from jaxzero.core.population import TRACED, check_hyperparameter
-    from jaxzero.run.studies.study import arms_of, cross, split_grid
+    from jaxzero.run.studies.study import make_study
 
     if seeds is None and not grid:
-        return {}
+        return None
     if resume or config is None:  # (no config: a resumed run's)
         raise UsageError("--seeds and --grid define a new population; a resumed one keeps its own")
     if sgf is not None:
         raise UsageError("--sgf records one run's games; it cannot go with --seeds or --grid")
-    points: dict[str, list[float]] = {}
-    example = "optim.learning_rate=1e-3,2e-3"
-    keys = [config_lib.parse_key_values([item], "--grid", example).popitem()[0] for item in grid]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:  # else the last would silently win
-        raise UsageError(f"--grid {repeated[0]} is given twice: list its values once, K=V1,V2,...")
-    for key, text in config_lib.parse_key_values(grid, "--grid", example).items():
-        if key in TRACED or key not in config_lib.valid_keys() or key == "seed":
-            check_hyperparameter(key)  # a traced key passes; a name of nothing fails
-        values = [v.strip() for v in text.split(",")]
-        if not any(values):
-            raise UsageError(f"--grid {key}= names no value: give KEY=V1,V2,... ({example})")
-        if not all(values):  # "1e-3,,2e-3": a value lost to a typo
-            raise UsageError(f"--grid {key}={text} has an empty value: give KEY=V1,V2,...")
-        section, name = key.split(".")
-        parsed = [config_lib.apply_overrides(config, {key: v}) for v in values]  # checked
-        points[key] = [getattr(getattr(c, section), name) for c in parsed]
+    values = _grid_values(grid)
     count = seeds or 1
     if config.seed + count - 1 > config_lib.MAX_SEED:  # jax.random.key(2**32) is key(0)
         raise UsageError(
             f"--seeds {count} from seed {config.seed} reaches seed {config.seed + count - 1}, "
             f"past {config_lib.MAX_SEED} (jax.random.key's range): give a lower seed"
         )
-    traced, static = split_grid(points)
-    members, hyper = cross(range(config.seed, config.seed + count), traced)
-    found = {"seeds": members, "hyper": hyper}
-    return found | ({"arms": arms_of(static)} if static else {})
+    return make_study(config, count, values, command=_command())
+
+
+def _grid_values(grid: list[str]) -> dict[str, list[str]]:
+    """Each ``--grid KEY=V1,V2,...``'s key and its values as typed; UsageError /
+    ValueError for a key given twice or naming no hyperparameter, or a value missing."""
+    from jaxzero.core import config as config_lib
+    from jaxzero.core.population import check_hyperparameter
+
+    example = "optim.learning_rate=1e-3,2e-3"
+    keys = [config_lib.parse_key_values([item], "--grid", example).popitem()[0] for item in grid]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:  # else the last would silently win
+        raise UsageError(f"--grid {repeated[0]} is given twice: list its values once, K=V1,V2,...")
+    values: dict[str, list[str]] = {}
+    for key, text in config_lib.parse_key_values(grid, "--grid", example).items():
+        if key not in config_lib.valid_keys() or key == "seed":
+            check_hyperparameter(key)  # the name of nothing, or the seeds: refused
+        values[key] = [v.strip() for v in text.split(",")]
+        if not any(values[key]):
+            raise UsageError(f"--grid {key}= names no value: give KEY=V1,V2,... ({example})")
+        if not all(values[key]):  # "1e-3,,2e-3": a value lost to a typo
+            raise UsageError(f"--grid {key}={text} has an empty value: give KEY=V1,V2,...")
+    return values
 
 
 def _resumed_game(run_dir: Path, game: str | None, trust_code: bool | list[str]) -> str:
@@ -273,26 +270,3 @@ def _sgf_hooks(sgf: Path, config: Config | None, run_dir: Path) -> list:
         config = load_run_config(run_dir)
     env = require_go(envs.make(config.game), "self-play SGF records")
     return [SelfPlayRecorder(env, sgf)]
-
-
-def _progress_line(m: dict[str, float]) -> str:
-    """One line of a run's progress: speed, losses, the gate's verdict, evaluations."""
-    parts = [f"it {int(m['iteration']):>5}", f"{m['elapsed']:>6.0f}s"]
-    for name, label, fmt in [
-        ("positions_per_second", "pos/s", ".0f"),
-        ("policy_loss", "policy", ".3f"),
-        ("value_loss", "value", ".3f"),
-        ("kl_search_prior", "KL", ".3f"),
-        ("buffer_fill", "buffer", ".0%"),
-    ]:
-        if name in m:
-            parts.append(f"{label} {m[name]:{fmt}}")
-    if "arena/score" in m:
-        verdict = "promoted" if m.get("arena/promoted") else "kept best"
-        parts.append(f"arena {m['arena/score']:.2f} ({verdict})")
-    if "eval/raw_optimal" in m:  # the raw policy on the game's solved positions
-        parts.append(f"raw optimal {m['eval/raw_optimal']:.1%}")
-    for name, label in [("eval/vs_random", "vs random"), ("eval/vs_one_ply", "vs one-ply")]:
-        if name in m:
-            parts.append(f"{label} {m[name]:.2f}")
-    return "  ".join(parts)
