@@ -118,7 +118,6 @@ def make_study(
         ValueError: a key that names no setting, or a value it refuses.
     """
     from jaxzero.core.config import MAX_SEED
-    from jaxzero.core.population import check_hyperparameter
 
     typed: dict[str, list[Any]] = {}
     for key, values in (grid or {}).items():
@@ -129,8 +128,6 @@ def make_study(
             )  # fmt: skip
         typed[key] = [_as_taken(config, key, value) for value in values]
     traced, static = split_grid(typed)
-    for key in traced:
-        check_hyperparameter(key)
     if isinstance(seeds, int):
         seeds = range(config.seed, config.seed + seeds)
     seeds = [int(seed) for seed in seeds]
