@@ -102,9 +102,7 @@ def train(
         study = _study(config, seeds, grid or [], resume, sgf)
         if study is not None and any(study.arms.values()):  # arms of their own settings
             return study_command(run_dir, study, *arms)
-        population: dict[str, Any] = {}  # a single run's
-        if study is not None:  # a population: the study's one arm, without settings
-            population = {"seeds": study.seeds, "hyper": study.hyper}
+        population = _population_of(study)
         if jobs > 1:  # (a study's arms returned above)
             raise UsageError(
                 "--jobs trains a study's arms at once: add --grid KEY=V1,V2 with a setting "
@@ -213,6 +211,12 @@ def _study(
             f"past {config_lib.MAX_SEED} (jax.random.key's range): give a lower seed"
         )
     return make_study(config, count, values, command=_command())
+
+
+def _population_of(study: Study | None) -> dict[str, Any]:
+    """``train``'s ``seeds`` and ``hyper`` for a study of one arm without settings (a
+    population); {} for a single run (None)."""
+    return {} if study is None else {"seeds": study.seeds, "hyper": study.hyper}
 
 
 def _grid_values(grid: list[str]) -> dict[str, list[str]]:
