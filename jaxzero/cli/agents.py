@@ -51,10 +51,10 @@ def default_agent(game: str | None) -> Path:
 
 def say_which(checkpoint: Path, agent: Agent) -> None:
     """One line on stderr naming the agent a command plays with."""
-    from jaxzero.run.agents.agent_files import describe, find_agent
+    from jaxzero.run.agents.agent_files import describe, find_agent, shipped_agent
 
-    console.print(
-        f"agent: {describe(find_agent(checkpoint))}, iteration {agent.iteration}",
-        highlight=False,
-        soft_wrap=True,
-    )
+    line = f"agent: {describe(find_agent(checkpoint))}, iteration {agent.iteration}"
+    game = agent.config.game
+    if Path(checkpoint) == Path("runs") / run_name(game) and shipped_agent(game) is not None:
+        line += f" (your own run; the shipped agent: --checkpoint {game})"
+    console.print(line, highlight=False, soft_wrap=True)

@@ -57,7 +57,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # help text as written: "[default: runs/GAME]" is no markup tag
     help="jaxzero: AlphaZero in JAX. Train an agent, play against it, measure it.",
 )
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # piped or logged: no break mid-phrase
 
 
 @app.callback()
