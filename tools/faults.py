@@ -1,6 +1,8 @@
 """Fault injection: what a run survives, each probe reported survived / failed / skipped.
 
-    .venv/bin/python tools/faults.py --kills 10 --seed 0 > docs/faults.md
+    .venv/bin/python tools/faults.py --kills 10 --save-kills 4 --seed 0
+
+prints the table that docs/faults.md quotes, with the command, date and machine.
 
 Every probe drives the real command line (``python -m jaxzero``) on tiny tic-tac-toe
 runs in a scratch folder, and checks what a user would check afterwards:
@@ -31,7 +33,21 @@ runs in a scratch folder, and checks what a user would check afterwards:
   evaluation/search sizes and network depth beyond bounds, settings without meaning
   (Dirichlet alpha 0, inf rates, seeds past 2**32, --grid typos), game modules failing
   on import, a file as --compile-cache, export before the first checkpoint, a deleted
-  population.json: one line each, no folder made.
+  population.json: one line each, no folder made;
+* a link out of a run (to the user's thesis.txt or photos/) at each name a run and its
+  report write (``.lock``, config.json, the manifest, metrics.jsonl, games.jsonl,
+  checkpoints/ and a step, tb/, report/ and summary.md), a population's ``members/0`` and a
+  study's ``arms/NAME`` linked to the user's own run, a dangling metrics.jsonl or
+  games.jsonl: ``--resume``, ``--force`` and ``report`` refuse each in one line naming it,
+  the target as it was, nothing made outside;
+* a ``--jobs 2`` study started from a folder holding a ``typer.py`` and a ``jaxzero.py``:
+  neither runs; bad games.jsonl lines: ``report`` succeeds; a GTP line of 64 MB: answered
+  with an error in bounded memory; a corrupt or FIFO population_ways.json: ``--seeds``
+  measures again and trains.
+
+    .venv/bin/python tools/faults.py --only links_below_a_run --only dangling_links
+
+runs only the probes named (the reference run is made first all the same).
 
 "One line" means: exit code 2, no Python traceback, the last line starts with ``error:``.
 """
@@ -49,6 +65,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -406,8 +423,10 @@ def force_on_a_foreign_folder(scratch: Path) -> Outcome:
 
 def force_deletes_only_ours(scratch: Path, reference: Path) -> list[Outcome]:
     """Issue 45, items 2 and 3: `--force` on a config.json of another tool's whose keys are
-    all jaxzero's; on a run holding the user's files inside its own folders, its `report` a
-    link to a folder elsewhere; and on a run of a jaxzero before the manifest (resumed)."""
+    all jaxzero's; on a run holding the user's files inside its own folders, with a manifest
+    and from a jaxzero before it (resumed). Its `report` first a link to a folder elsewhere:
+    refused in one line, nothing changed (issue 56: no link where jaxzero writes); then, the
+    link removed as the line says, `--force` keeps the user's files and trains."""
     users = {"members/NOTES.txt": "n", "members/1/my_analysis.py": "a",
              "checkpoints/README.txt": "r", "report/my_figure_notes.md": "f"}  # fmt: skip
     outcomes = []
@@ -440,16 +459,29 @@ def force_deletes_only_ours(scratch: Path, reference: Path) -> list[Outcome]:
         for name, text in users.items():
             (run / name).parent.mkdir(parents=True, exist_ok=True)
             (run / name).write_text(text)
+        as_planted = (snapshot(run), snapshot(outside))
         code, output = finish(*train_args(run, 2, 1, resume=False), "--force")
+        refused = f"{run / 'report'} is a symbolic link" in _last(output)
+        problem = one_line_error(code, output) or ("" if refused else "report not named")
+        if not problem and (snapshot(run), snapshot(outside)) != as_planted:
+            problem = "files changed"
+        (run / "report").unlink()  # as the line says; the user's notes back in a folder
+        (run / "report").mkdir()
+        (run / "report" / "my_figure_notes.md").write_text(users["report/my_figure_notes.md"])
+        code, trained = finish(*train_args(run, 2, 1, resume=False), "--force")
         kept = [n for n, t in users.items() if (run / n).is_file() and (run / n).read_text() == t]
-        problem = f"exit {code}: {_last(output)}" if code != 0 or "Traceback" in output else ""
-        problem = problem or (len(kept) < len(users) and f"kept {len(kept)} of {len(users)}")
-        target = (outside / "summary.md").read_text() == "theirs" and (run / "report").is_symlink()
-        problem = problem or (not target and "the linked report changed")
-        problem = problem or (not (run / "checkpoints" / "2").is_dir() and "no new run")
+        if not problem and (code != 0 or "Traceback" in trained):
+            problem = f"without the link: exit {code}: {_last(trained)}"
+        if not problem and len(kept) < len(users):
+            problem = f"kept {len(kept)} of {len(users)}"
+        if not problem and (outside / "summary.md").read_text() != "theirs":
+            problem = "the link's target changed"
+        if not problem and not (run / "checkpoints" / "2").is_dir():
+            problem = "no new run"
         what = "a run before the manifest (resumed)" if older else "a run"
         probe = f"--force on {what} holding the user's files, report a link"
-        detail = f"kept {', '.join(kept)}; the link and its target as they were"
+        detail = (f"refused, nothing changed ({_last(output)}); the link removed: kept "
+                  f"{', '.join(kept)} and trained")  # fmt: skip
         outcomes.append(Outcome(probe, "failed" if problem else "survived", problem or detail))
     return outcomes
 
@@ -870,6 +902,314 @@ def _environment(**values: str) -> Iterator[None]:
                 os.environ[name] = value
 
 
+# --- faults round 4 (issue 56): nothing written through a link, nothing imported from
+# where the user stands, no line or file of theirs that breaks a command ------------------
+
+RUN_LINKS = (  # a name a run writes below its folder, the user's thing a link there points at
+    (".lock", "thesis.txt"), ("config.json", "thesis.txt"), (".jaxzero-run.json", "thesis.txt"),
+    ("metrics.jsonl", "thesis.txt"), ("games.jsonl", "thesis.txt"), ("checkpoints", "photos"),
+    (f"checkpoints/{ITERATIONS}", "photos/2019"), ("tb", "photos"),
+)  # fmt: skip
+REPORT_LINKS = (("report", "photos"), ("report/summary.md", "thesis.txt"))
+
+
+def users_files(folder: Path) -> Path:
+    """A folder of the user's beside the runs: a thesis, and photos."""
+    (folder / "photos" / "2019").mkdir(parents=True)
+    (folder / "thesis.txt").write_text("four years of work\n")
+    (folder / "photos" / "2019" / "a.jpg").write_bytes(b"\xff\xd8 a photo")
+    return folder
+
+
+def snapshot(folder: Path) -> dict[str, object]:
+    """Every entry under ``folder``, no link followed: a file's bytes, a folder as None, a
+    link as its target (a run's own ``.lock`` file is left out: every start rewrites it)."""
+    found: dict[str, object] = {}
+    for top, folders, files in os.walk(folder):
+        for name in folders + files:
+            path = Path(top, name)
+            key = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                found[key] = f"-> {os.readlink(path)}"
+            elif path.is_dir():
+                found[key] = None
+            elif key != ".lock":
+                found[key] = path.read_bytes()
+    return found
+
+
+def _plant_link(path: Path, target: Path | str) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+
+
+def _through_link(probe: str, link: Path, commands: dict[str, list[str]], kept: list[Path],
+                  *, missing: Path | None = None) -> Outcome:  # fmt: skip
+    """Each command refused in one line naming ``link`` (its whole path), every folder of
+    ``kept`` (the link's target, the user's run) as it was, and ``missing`` never made."""
+    before = [snapshot(folder) for folder in kept]
+    detail = ""
+    for name, args in commands.items():
+        code, output = finish(*args)
+        problems = [one_line_error(code, output)]
+        if not problems[0] and str(link) not in _last(output):
+            problems = [f"another error: {_last(output)}"]
+        problems += [f"{f.name} changed" for f, b in zip(kept, before, strict=True)
+                     if snapshot(f) != b]  # fmt: skip
+        if missing is not None and os.path.lexists(missing):
+            problems.append(f"{missing.name} was made")
+        if any(problems):
+            return Outcome(probe, "failed", f"{name}: {'; '.join(filter(None, problems))}")
+        detail = detail or f"{name}: {_last(output)}"
+    return Outcome(probe, "survived", detail)
+
+
+def links_below_a_run(scratch: Path, reference: Path) -> list[Outcome]:
+    """Issue 56, H1-H4: a link pointing out of a finished run at each name the run, its
+    ``--resume``, ``--force`` and its report write: refused in one line naming it, nothing
+    written, deleted or made through it; a refused train leaves the run as it was (a
+    refused report may have drawn its figures into the run's own report/ first)."""
+    outside = users_files(scratch / "outside")
+    outcomes = []
+    cases: list[tuple[str, str, tuple[str, ...]]]
+    cases = [(n, t, ("train --resume", "train --force")) for n, t in RUN_LINKS]
+    cases += [(n, t, ("report",)) for n, t in REPORT_LINKS]
+    for k, (name, target, names) in enumerate(cases):
+        run = scratch / f"planted{k}"
+        shutil.copytree(reference, run)
+        _plant_link(run / name, outside / target)
+        commands = {
+            "train --resume": train_args(run, ITERATIONS + 2, 2, resume=True),
+            "train --force": [*train_args(run, 2, 1, resume=False), "--force"],
+            "report": ["report", str(run)],
+        }
+        chosen = {c: commands[c] for c in names}
+        probe = f"`{name}` a link to the user's {target}: {', '.join(names)}"
+        kept = [outside] if names == ("report",) else [outside, run]
+        outcomes.append(_through_link(probe, run / name, chosen, kept))
+    return outcomes
+
+
+def links_to_the_users_runs(scratch: Path, reference: Path) -> list[Outcome]:
+    """Issue 56, H3: a population's ``members/0`` and a study's ``arms/kind-puct``, each a
+    link to a run of the user's (``../../mine``), under ``--force``: refused, that run as
+    it was."""
+    from jaxzero.core.config import apply_overrides
+    from jaxzero.core.presets import get_preset
+    from jaxzero.run.studies.study import make_study, write_study
+
+    population, shared = scratch / "population", scratch / "shared"
+    mine = [scratch / "mine0", scratch / "mine1"]
+    for folder in (*mine, population):
+        shutil.copytree(reference, folder)
+    _plant_link(population / "members" / "0", Path("..", "..", mine[0].name))
+    config = apply_overrides(get_preset("tic_tac_toe"), {"search.kind": "puct"})
+    write_study(shared, make_study(config, seeds=2, grid={"search.kind": ["puct", "gumbel"]}))
+    _plant_link(shared / "arms" / "kind-puct", Path("..", "..", mine[1].name))
+    members = [*train_args(population, 2, 1, resume=False), "--seeds", "2", "--force"]
+    arms = [*train_args(shared, 2, 1, resume=False), "--seeds", "2", "--force",
+            "--grid", "search.kind=puct,gumbel"]  # fmt: skip
+    members_probe = "`members/0` a link to the user's run: train --seeds 2 --force"
+    arms_probe = "`arms/kind-puct` a link to the user's run: train --grid ... --force"
+    return [
+        _through_link(members_probe, population / "members" / "0",
+                      {"train --seeds 2 --force": members}, [mine[0]]),
+        _through_link(arms_probe, shared / "arms" / "kind-puct",
+                      {"train --grid search.kind=puct,gumbel --force": arms}, [mine[1]]),
+    ]  # fmt: skip
+
+
+def dangling_links(scratch: Path, reference: Path) -> list[Outcome]:
+    """Issue 56, M1: ``metrics.jsonl`` or ``games.jsonl`` a link to a path outside that does
+    not exist: ``--resume`` refuses it, and never creates (or appends to) the target."""
+    outside = users_files(scratch / "outside_dangling")
+    outcomes = []
+    for name in ("metrics.jsonl", "games.jsonl"):
+        run = scratch / f"dangling_{name.split('.')[0]}"
+        missing = outside / f"made-by-jaxzero-{name}"
+        shutil.copytree(reference, run)
+        _plant_link(run / name, missing)
+        resume = {"train --resume": train_args(run, ITERATIONS + 2, 2, resume=True)}
+        probe = f"`{name}` a dangling link out of the run: train --resume"
+        outcomes.append(_through_link(probe, run / name, resume, [outside, run], missing=missing))
+    return outcomes
+
+
+STUDY = [  # tests/test_study.py's tiny study arm
+    "selfplay.batch_size=8", "selfplay.moves_per_iteration=2", "replay.capacity=64",
+    "replay.min_size=8", "optim.minibatch_size=8", "optim.updates_per_iteration=1",
+    "network.hidden_size=16", "search.num_simulations=2",
+    "search.max_num_considered_actions=2", "evaluation.every=2",
+]  # fmt: skip
+
+
+def jobs_from_a_planted_folder(scratch: Path) -> Outcome:
+    """Issue 56, H5: a ``--jobs 2`` study started (by the ``jaxzero`` command, as a user
+    does) from a folder holding a ``typer.py`` and a ``jaxzero.py``, each leaving a mark
+    when imported: the study trains both arms, and no mark appears."""
+    here = scratch / "downloads"
+    here.mkdir()
+    for module in ("typer", "jaxzero"):
+        mark = f"Path(__file__).with_name('IMPORTED-{module}').touch()\n"
+        (here / f"{module}.py").write_text(f"from pathlib import Path\n{mark}")
+    out = scratch / "jobs_study"
+    command = [str(Path(sys.executable).with_name("jaxzero")), "train", "tic_tac_toe", *STUDY,
+               "--seeds", "2", "--grid", "search.kind=puct,gumbel", "--iterations", "2",
+               "--jobs", "2", "--out", str(out)]  # fmt: skip
+    environment = {**os.environ, "JAXZERO_MEMBERS_AT_ONCE": "1"}  # no measuring: not probed
+    process = subprocess.Popen(command, cwd=here, env=environment, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        output, _ = process.communicate(timeout=600)
+        code = process.returncode
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, code = process.communicate()[0], "hung 600 s, killed"
+    marks = sorted(p.name for p in here.glob("IMPORTED-*"))
+    problem = (marks and f"imported from the folder: {', '.join(marks)}") or ""
+    problem = problem or (code and f"exit {code}: {_last(output)}") or ""
+    problem = problem or ("Traceback" in output and "a traceback") or ""
+    trained = [a for a in ("kind-puct", "kind-gumbel") if _iterations(out / "arms" / a) == 2]
+    problem = problem or (len(trained) < 2 and f"arms trained: {trained}") or ""
+    detail = problem or "both arms trained 2 iterations; neither typer.py nor jaxzero.py ran"
+    return Outcome("a --jobs 2 study from a folder holding typer.py and jaxzero.py",
+                   "failed" if problem else "survived", detail)  # fmt: skip
+
+
+def _iterations(arm: Path) -> int:
+    """The iterations every member of ``arm`` logged (0 when any logged none)."""
+    import json
+
+    logged = [0]
+    for metrics in sorted(arm.glob("members/*/metrics.jsonl")):
+        lines = metrics.read_text().splitlines()
+        logged.append(json.loads(lines[-1])["iteration"] if lines else 0)
+    return min(logged[1:]) if len(logged) > 1 else 0
+
+
+BAD_GAMES = (  # issue 56, M4: each a traceback in report before its fix
+    '{"iteration": 40, "kind": "self-play", "players": [], "moves": [4], "returns": []}',
+    '{"iteration": 40, "kind": "self-play", "players": ["jaxzero"], "moves": [4, 0],'
+    ' "returns": [1.0, -1.0]}',
+    '{"iteration": 1e400, "kind": "self-play", "players": ["jaxzero", "jaxzero"],'
+    ' "moves": [4, 0], "returns": [1.0, -1.0]}',
+)
+
+
+def bad_games_lines(scratch: Path, reference: Path) -> Outcome:
+    """Issue 56, M4: ``"returns": []``, fewer players than returns and an iteration of
+    1e400 appended to a run's games.jsonl: ``jaxzero report`` succeeds and draws the games."""
+    run = scratch / "bad_games"
+    shutil.copytree(reference, run)
+    with open(run / "games.jsonl", "a") as games:
+        games.write("\n".join(BAD_GAMES) + "\n")
+    code, output = finish("report", str(run))
+    problem = (code and f"exit {code}: {_last(output)}") or ("Traceback" in output and
+                                                            "a traceback") or ""  # fmt: skip
+    summary = run / "report" / "summary.md"
+    text = summary.read_text() if summary.is_file() else ""
+    drawn = len(list((run / "report").glob("game_*.svg")))
+    problem = problem or ((not drawn or "Not drawn" in text) and "the games not drawn") or ""
+    detail = problem or f"exit 0; games drawn: {drawn}, the {len(BAD_GAMES)} bad lines skipped"
+    return Outcome("3 bad games.jsonl lines ([] returns, too few players, iteration 1e400), "
+                   "report", "failed" if problem else "survived", detail)  # fmt: skip
+
+
+HUGE_LINE = 64 << 20  # bytes of one GTP command line: a file of a line, not a command
+
+
+def huge_gtp_line(scratch: Path) -> Outcome:
+    """Issue 56, a LOW: a GTP command line of 64 MB piped into ``jaxzero gtp``: answered
+    with an error (its id kept), the next command answered, and the process's peak memory
+    within 32 MB of a session of short lines (read in pieces, never held whole)."""
+    short = scratch / "gtp_short.txt"
+    short.write_text("1 protocol_version\n2 name\nquit\n")
+    huge = scratch / "gtp_huge.txt"
+    with open(huge, "wb") as lines:
+        lines.write(b"1 boardsize " + b"9" * HUGE_LINE + b"\n2 name\nquit\n")
+    (base, _, _), (peak, output, code) = _gtp_session(short), _gtp_session(huge)
+    grown = (peak - base) / 2**20
+    problem = (code and f"exit {code}: {_last(output)}") or ("Traceback" in output and
+                                                            "a traceback") or ""  # fmt: skip
+    answers = [line for line in output.splitlines() if line[:1] in ("=", "?")]
+    if not problem and not (answers[:1] and answers[0].startswith("?1 ")):
+        problem = f"answered {answers[:1]}"
+    problem = problem or ("=2 jaxzero" not in answers and "the next command unanswered") or ""
+    problem = problem or (grown > 32 and f"peak memory {grown:.0f} MB above short lines'") or ""
+    detail = problem or f"{answers[0]!r}, then `=2 jaxzero`; peak memory {peak / 2**20:.0f} " \
+                        f"MB ({grown:+.0f} MB against short lines)"  # fmt: skip
+    return Outcome(f"a GTP command line of {HUGE_LINE >> 20} MB, gtp",
+                   "failed" if problem else "survived", detail)  # fmt: skip
+
+
+def _gtp_session(script: Path) -> tuple[int, str, int]:
+    """(peak resident bytes, answers, exit code) of ``jaxzero gtp`` reading ``script``."""
+    with open(script, "rb") as stdin, tempfile.TemporaryFile() as stdout:
+        process = subprocess.Popen([sys.executable, "-m", "jaxzero", "gtp"], stdin=stdin,
+                                   stdout=stdout, stderr=subprocess.STDOUT)  # fmt: skip
+        timer = threading.Timer(300, process.kill)
+        timer.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        timer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        stdout.seek(0)
+        answers = stdout.read().decode(errors="replace")
+    return usage.ru_maxrss * 1024, answers, process.returncode  # ru_maxrss: kB on Linux
+
+
+def corrupt_ways_cache(scratch: Path) -> list[Outcome]:
+    """Issue 56, a LOW: ``population_ways.json`` (a scratch ``$XDG_CACHE_HOME``) holding
+    ``[1,2]``, then its measured entry replaced by ``5``, ``[1,2]`` or ``{"devices":1}``,
+    then a FIFO; each time ``train --seeds 2`` with the way not set by hand (the tests'
+    variables unset): it measures again, trains and exits 0 within 5 minutes."""
+    import json
+
+    from jaxzero.run.life import compile_cache, ways
+
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in (ways.AT_ONCE_VAR, ways.HOST_DEVICES_VAR)}  # fmt: skip
+    environment.setdefault(compile_cache.ENV_VAR, str(compile_cache.default_folder()))
+    environment["XDG_CACHE_HOME"] = str(scratch / "xdg")
+    cache = scratch / "xdg" / "jaxzero" / "population_ways.json"
+    cache.parent.mkdir(parents=True)
+    cases = ("the file `[1,2]`", "its entry `5`", "its entry `[1,2]`",
+             'its entry `{"devices":1}`', "a FIFO")  # fmt: skip
+    outcomes = []
+    for k, case in enumerate(cases):
+        probe = f"population_ways.json {case}, train --seeds 2"
+        if case == "a FIFO":
+            cache.unlink()
+            os.mkfifo(cache)
+        elif "entry" in case:  # the entry the first case measured, corrupt
+            entries = json.loads(cache.read_text()) if cache.is_file() else None
+            if not (isinstance(entries, dict) and entries):
+                outcomes.append(Outcome(probe, "failed", "no measured entry to corrupt"))
+                continue
+            value = json.loads(case.split("`")[1])
+            cache.write_text(json.dumps(dict.fromkeys(entries, value)))
+        else:
+            cache.write_text("[1,2]")
+        run = scratch / f"ways{k}"
+        process = jaxzero(*train_args(run, 2, 1, resume=False), "--seeds", "2",
+                          text=True, env=environment)  # fmt: skip
+        try:
+            output, _ = process.communicate(timeout=300)
+            problem = (process.returncode and f"exit {process.returncode}: {_last(output)}") or ""
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, problem = process.communicate()[0], "hung: killed after 300 s"
+        problem = problem or ("Traceback" in output and "a traceback") or ""
+        problem = problem or (_iterations(run) != 2 and "the members did not train") or ""
+        measured = [line for line in output.splitlines() if "measured a move" in line]
+        detail = problem or (measured[-1].strip() if measured else _last(output))
+        outcomes.append(Outcome(probe, "failed" if problem else "survived", detail))
+    return outcomes
+
+
 def shown(text: str) -> str:
     for folder in SCRATCH:
         text = text.replace(f"{folder}/", "")
@@ -882,6 +1222,12 @@ def main() -> None:
     parser.add_argument("--save-kills", type=int, default=4, help="kill -9s during a save")
     parser.add_argument("--interrupts", type=int, default=10, help="SIGINT/SIGTERM in start-up")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="PROBE",
+        help="run only this probe function (repeatable), e.g. dangling_links",
+    )
     args = parser.parse_args()
     begin = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="jaxzero-faults-") as folder:
@@ -893,31 +1239,44 @@ def main() -> None:
         span = time.monotonic() - started  # a whole run, start-up included
         if code != 0:
             sys.exit(f"the uninterrupted reference run failed:\n{output[-2000:]}")
-        outcomes = [
-            random_kills(scratch, reference, args.kills, random.Random(args.seed), span),
-            kill_during_save(scratch, reference, args.save_kills),
-            two_writers(scratch),
-            *damaged_checkpoints(scratch, reference),
-            truncated_config(scratch, reference),
-            *read_only_disk(reference),
-            full_disk_at_start(),
-            full_disk_mid_save(),
-            force_on_a_foreign_folder(scratch),
-            *force_deletes_only_ours(scratch, reference),
-            interrupts_in_start_up(scratch, args.interrupts, random.Random(args.seed)),
-            *sizes_beyond_memory(scratch),
-            divergence(scratch),
-            diverging_member(scratch),
-            eval_during_training(scratch),
-            *tampered_agent_folders(scratch, reference),
-            *renumbered_and_edited(scratch, reference),
-            *folders_naming_code(scratch),
-            *shared_folder_reads(scratch, reference),
-            *repeated_interrupts(scratch),
-            *sizes_of_searches_and_networks(scratch),
-            *settings_for_meaning(scratch),
-            *small_refusals(scratch),
+        probes: list[tuple[Callable[..., Outcome | list[Outcome]], tuple]] = [
+            (random_kills, (scratch, reference, args.kills, random.Random(args.seed), span)),
+            (kill_during_save, (scratch, reference, args.save_kills)),
+            (two_writers, (scratch,)),
+            (damaged_checkpoints, (scratch, reference)),
+            (truncated_config, (scratch, reference)),
+            (read_only_disk, (reference,)),
+            (full_disk_at_start, ()),
+            (full_disk_mid_save, ()),
+            (force_on_a_foreign_folder, (scratch,)),
+            (force_deletes_only_ours, (scratch, reference)),
+            (interrupts_in_start_up, (scratch, args.interrupts, random.Random(args.seed))),
+            (sizes_beyond_memory, (scratch,)),
+            (divergence, (scratch,)),
+            (diverging_member, (scratch,)),
+            (eval_during_training, (scratch,)),
+            (tampered_agent_folders, (scratch, reference)),
+            (renumbered_and_edited, (scratch, reference)),
+            (folders_naming_code, (scratch,)),
+            (shared_folder_reads, (scratch, reference)),
+            (repeated_interrupts, (scratch,)),
+            (sizes_of_searches_and_networks, (scratch,)),
+            (settings_for_meaning, (scratch,)),
+            (small_refusals, (scratch,)),
+            (links_below_a_run, (scratch, reference)),
+            (links_to_the_users_runs, (scratch, reference)),
+            (dangling_links, (scratch, reference)),
+            (jobs_from_a_planted_folder, (scratch,)),
+            (bad_games_lines, (scratch, reference)),
+            (huge_gtp_line, (scratch,)),
+            (corrupt_ways_cache, (scratch,)),
         ]
+        outcomes: list[Outcome] = []
+        for probe, probe_args in probes:
+            if args.only and probe.__name__ not in args.only:
+                continue
+            found = probe(*probe_args)
+            outcomes += found if isinstance(found, list) else [found]
     print(f"Fault probes on tiny tic-tac-toe runs of {ITERATIONS} iterations; "
           f"{time.monotonic() - begin:.0f} s in all.\n")  # fmt: skip
     print("| probe | result | what happened |\n|---|---|---|")
