@@ -64,7 +64,7 @@ def sections(out: Path, toy: bool) -> list[Section]:
     """The suite at full size (a GPU) or at toy size (``--toy``)."""
     python = [sys.executable]
     if toy:
-        env = ["--batch-sizes", "8", "64", "--seconds", "0.2", "--games", "tic_tac_toe"]
+        env = ["--batch-sizes", "8", "--seconds", "0.2", "--games", "tic_tac_toe"]
         play = [("tic_tac_toe", 8)]
         play_args = ["--simulations", "4", "--moves", "2", "--seconds", "0.3"]
         play_args += ["--searches", "gumbel", "--blocks", "1", "--channels", "8"]
@@ -91,7 +91,7 @@ def sections(out: Path, toy: bool) -> list[Section]:
         members = ["--game", "tic_tac_toe", "--members", "1", "--seconds", "0.2"]
         members += ["--set", "selfplay.batch_size=8", "search.num_simulations=4"]
         members += ["replay.capacity=256", "replay.min_size=16", "optim.minibatch_size=16"]
-        members += ["network.hidden_size=16"]
+        members += ["network.hidden_size=16", "selfplay.moves_per_iteration=2"]
     else:
         members = ["--game", "tic_tac_toe", "connect_four", "--members", "8", "--seconds", "1"]
     population = [*python, str(HERE / "population.py"), *members]

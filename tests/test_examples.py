@@ -35,9 +35,15 @@ FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_
 
 @pytest.fixture(scope="module")
 def toy_environment(tmp_path_factory) -> dict[str, str]:
-    """The environment variables the examples and the notebook run with."""
-    flags = f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip()
-    cache = str(tmp_path_factory.mktemp("jax_compilation_cache"))
+    """The environment variables the examples and the notebook run with: the suite's
+    compilation cache where conftest.py set one (the same flags, so the same keys: a
+    program the suite compiled already is read back), else one of their own."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if FAST_COMPILE not in flags:
+        flags = f"{flags} {FAST_COMPILE}".strip()
+    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR") or str(
+        tmp_path_factory.mktemp("jax_compilation_cache")
+    )
     return {
         "XLA_FLAGS": flags,
         "JAX_COMPILATION_CACHE_DIR": cache,

@@ -16,7 +16,6 @@ import envs
 from envs import symmetry, testing
 from envs.pgx import PgxEnv
 from jaxzero.core.config import config_to_dict
-from jaxzero.core.loop import make_trainer
 from jaxzero.run.life.checkpoint import Checkpointer
 
 # Every id pgx 2.6 offers: what the bridge does with it.
@@ -145,7 +144,9 @@ def test_a_wrong_chance_distribution_is_caught():
     [("othello", False), ("backgammon", False), ("2048", False), ("backgammon", True),
      ("2048", True), ("minatar-breakout", False)],
 )  # fmt: skip
-def test_a_tiny_iteration_compiles_once_runs_and_checkpoints(game_id, chance_nodes, tmp_path):
+def test_a_tiny_iteration_compiles_once_runs_and_checkpoints(
+    game_id, chance_nodes, tmp_path, trainers
+):
     config = tiny_config(f"pgx/{game_id}", network__kind="mlp")
     if game_id in ("2048", "minatar-breakout"):  # the preset's categorical head; games
         config = tiny_config(f"pgx/{game_id}", selfplay__moves_per_iteration=60)  # that finish
@@ -153,7 +154,7 @@ def test_a_tiny_iteration_compiles_once_runs_and_checkpoints(game_id, chance_nod
         config = dataclasses.replace(
             config, search=dataclasses.replace(config.search, chance_nodes=True, kind="puct")
         )
-    trainer = make_trainer(config)
+    trainer = trainers(config)
     state = trainer.init(jax.random.key(0))
     rows = []
     for _ in range(3):

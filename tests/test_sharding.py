@@ -41,8 +41,13 @@ def _devices(count: int) -> str:
     return f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={count}"
 
 
-def _run(script: str, env: dict[str, str], timeout: float = 300) -> subprocess.Popen:
+def _run(
+    script: str, env: dict[str, str], timeout: float = 300, drop: tuple[str, ...] = ()
+) -> subprocess.Popen:
+    """``script`` in a Python of its own, with ``env`` and without the variables ``drop``."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    for name in drop:
+        full_env.pop(name, None)
     return subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(script)],
         cwd=ROOT,
@@ -272,11 +277,11 @@ def test_two_processes_train_resume_and_write_each_checkpoint_once(tmp_path):
 
 
 TWO_DEVICE_POPULATION = """
-    import json, re
+    import json, os, re, subprocess, sys
     import jax
     import numpy as np
     from jaxzero.core.config import apply_overrides
-    from jaxzero.core.population import make_population
+    from jaxzero.core.population import make_population, member
     from jaxzero.core.presets import get_preset
 
     assert jax.device_count() == 2, jax.devices()
@@ -294,7 +299,31 @@ TWO_DEVICE_POPULATION = """
     kinds = r"\\s(all-gather|all-reduce|collective-permute|all-to-all|reduce-scatter)(-start)?\\("
     flat = lambda tree: np.concatenate([np.ravel(x) for x in jax.tree.leaves(jax.device_get(tree))])
     leaf = jax.tree.leaves(a.params)[0]
+
+    # Every program member() compiles, on the split population and a loaded machine.
+    dump = {dump!r}
+    state = jax.block_until_ready(a)
+    host = lambda x: np.asarray(jax.random.key_data(x) if jax.dtypes.issubdtype(
+        x.dtype, jax.dtypes.prng_key) else x)
+    before = set(os.listdir(dump))
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # a loaded machine
+    try:
+        for _ in range(20):
+            for k in range(4):
+                mine = jax.block_until_ready(member(state, k))
+    finally:
+        busy.kill()
+    same = all(np.array_equal(host(x), host(y)[k]) for k in range(4) for x, y in
+               zip(jax.tree.leaves(member(state, k)), jax.tree.leaves(state), strict=True))
+    devices = {{d for leaf in jax.tree.leaves(member(state, 3)) for d in leaf.devices()}}
+    compiled = [name for name in set(os.listdir(dump)) - before
+                if name.endswith("after_optimizations.txt")]
+    anywhere = r"\\s(all-gather|all-reduce|collective-permute|all-to-all|reduce-scatter)"
+    member_collective = [name for name in compiled
+                         if re.search(anywhere, open(os.path.join(dump, name)).read())]
     print("RESULT " + json.dumps({{
+        "member_programs": len(compiled), "member_collective": member_collective[:3],
+        "member_same": same, "member_devices": len(devices),
         "collectives": sum(bool(re.search(kinds, line)) for line in hlo.splitlines()),
         "shards": [s.data.shape[0] for s in leaf.addressable_shards],
         "max_param_diff": float(np.abs(flat(a.params) - flat(b.params)).max()),
@@ -306,14 +335,32 @@ TWO_DEVICE_POPULATION = """
 """
 
 
-def test_a_population_splits_member_wise_with_no_collective():
+@pytest.fixture(scope="module")
+def two_device_population(tmp_path_factory) -> dict:
+    """TWO_DEVICE_POPULATION's findings: every program compiled, none read from the
+    compilation cache, and dumped (tests of member() read the dump)."""
+    dump = tmp_path_factory.mktemp("hlo")
+    script = TWO_DEVICE_POPULATION.format(tiny=json.dumps(TINY), dump=str(dump))
+    flags = f"{_devices(2)} --xla_dump_to={dump}"
+    return _result(_run(script, {"XLA_FLAGS": flags}, drop=("JAX_COMPILATION_CACHE_DIR",)))
+
+
+def test_a_population_splits_member_wise_with_no_collective(two_device_population):
     """Four members over two devices, one at a time on each (a CPU's way over its cores):
     two each, no collective in the compiled iteration, and the same members as all four
     vmapped on one device."""
-    script = TWO_DEVICE_POPULATION.format(tiny=json.dumps(TINY))
-    r = _result(_run(script, {"XLA_FLAGS": _devices(2)}))
+    r = two_device_population
     assert r["collectives"] == 0, r
     assert r["shards"] == [2, 2]
     assert r["max_param_diff"] <= 1e-5 and r["policy_diff"] <= 1e-5 and r["replay_equal"]
     assert r["games_equal"]
     assert r["metric_shape"] == [4]
+
+
+def test_members_leave_a_population_over_the_cores_with_no_collective(two_device_population):
+    """Issue 56 M7: every program member() compiles, on a population split over two forced
+    host devices and a loaded machine, runs on one device: no all-reduce (which deadlocks
+    XLA CPU's rendezvous now and again); the members are the rows of the stacked state."""
+    r = two_device_population
+    assert r["member_programs"] > 0 and r["member_collective"] == [], r
+    assert r["member_same"] and r["member_devices"] == 1, r
