@@ -69,6 +69,17 @@ def _link(path: Path, target: Path) -> None:
 # --- H1: the lock ------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("name", [".jaxzero-run.json", "config.json"])
+def test_a_link_at_a_runs_own_file_is_named_as_a_link(tiny_run, tmp_path, name):
+    outside = _outside(tmp_path)
+    run = _copy(tiny_run, tmp_path)
+    _link(run / name, outside / "thesis.txt")
+    for how in (["--resume"], ["tic_tac_toe", *TINY, "--force"]):
+        args = ["train", *how, "--out", str(run), "--iterations", "5"]
+        line = error_line(runner.invoke(app, args))
+        assert f"{name} is a symbolic link" in line, (how, line)
+
+
 @pytest.mark.parametrize("how", [["--resume"], ["tic_tac_toe", *TINY, "--force"]])
 def test_the_run_lock_never_truncates_what_a_link_points_at(tiny_run, tmp_path, how):
     outside = _outside(tmp_path)
@@ -91,9 +102,11 @@ def test_a_report_writes_nothing_through_a_link(tiny_run, tmp_path, where):
     target = outside / "photos" if where == "report" else outside / "thesis.txt"
     _link(run / where, target)
     before = _snapshot(outside)
+    inside = _snapshot(run)
     line = error_line(runner.invoke(app, ["report", str(run)]))
     assert "is a symbolic link" in line
     assert _snapshot(outside) == before
+    assert _snapshot(run) == inside  # refused before a figure was drawn: "nothing was written"
 
 
 def test_a_comparison_writes_nothing_through_a_link(tiny_run, tmp_path):

@@ -120,7 +120,9 @@ def test_force_keeps_the_users_files_inside_a_run(tmp_path, finished, ttt_config
 
 
 @pytest.mark.parametrize("older", [False, True])
-def test_a_report_that_links_elsewhere_keeps_its_target(tmp_path, finished, ttt_config, older):
+def test_a_report_that_links_elsewhere_is_refused_and_its_target_kept(
+    tmp_path, finished, ttt_config, older
+):
     run = _copy(finished, tmp_path)
     if older:
         (run / manifest.MANIFEST_FILE).unlink()
@@ -128,9 +130,10 @@ def test_a_report_that_links_elsewhere_keeps_its_target(tmp_path, finished, ttt_
     shutil.move(run / "report", outside)  # the same names jaxzero wrote, now someone's
     (run / "report").symlink_to(outside, target_is_directory=True)
     before = _snapshot(outside)
-    prepare_run_dir(run, ttt_config, resume=False, force=True)
+    with pytest.raises(RunDirError, match="report is a symbolic link"):
+        prepare_run_dir(run, ttt_config, resume=False, force=True)
     assert _snapshot(outside) == before and (outside / "summary.md").is_file()
-    assert not (run / "metrics.jsonl").exists()
+    assert (run / "metrics.jsonl").exists()  # refused before --force deleted a file
     assert (run / "report").is_symlink()  # jaxzero made no link: it stays
 
 

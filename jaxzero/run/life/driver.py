@@ -197,7 +197,9 @@ def refuse_overwrite(run_dir: Path, force: bool) -> None:
 
 def refuse_foreign(run_dir: Path) -> None:
     """RunDirError when ``run_dir``, which holds something, is not a jaxzero run: neither
-    a new run nor a resume writes into someone else's folder (not even a lock)."""
+    a new run nor a resume writes into someone else's folder (not even a lock), nor
+    through a link below it (:func:`refuse_links`, named as a link)."""
+    refuse_links(run_dir)
     foreign = _not_a_run(run_dir)
     if foreign:
         raise RunDirError(
@@ -367,6 +369,7 @@ def _prepare(
     directory ready on every process, and the lock process 0 holds on it
     (:func:`lock_run_dir`; the caller closes it). ``given``: a population's ``seeds`` and
     ``hyper``, and ``trust_code``, as passed to :func:`train`."""
+    refuse_links(run_dir)  # first: a link is named as one, not as a folder of someone else's
     if resume and is_population(run_dir) and given.seeds is None:
         seeds, hyper = read_population(run_dir)
         given = dataclasses.replace(given, seeds=seeds, hyper=hyper)

@@ -103,6 +103,9 @@ def write_report(run_dir: str | Path) -> Path:
     population's (``RUN/population.json``) draws each arm across its seeds
     (:mod:`jaxzero.run.reports.population_report`)."""
     run_dir = Path(run_dir)
+    found = nolink.links_below(run_dir, run_dir / REPORT_DIR)  # before a figure is drawn
+    if found:
+        raise ReportError(found)
     if (run_dir / POPULATION_FILE).is_file():
         from jaxzero.run.reports.population_report import write_population_report
 
