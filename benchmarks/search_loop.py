@@ -4,7 +4,7 @@
 
 Both sides run the same policy (``mctx.muzero_policy`` / ``mctx.gumbel_muzero_policy``
 against ``mcts.puct_policy`` / ``mcts.gumbel_policy``: the same trees, see
-tests/test_mcts.py) from the same roots with the same recurrent function, ``--moves``
+tests/core/test_mcts.py) from the same roots with the same recurrent function, ``--moves``
 searches per jitted call. Two networks:
 
 * ``resnet``: the 2 x 32 ResNet at initialisation (near-uniform priors, shallow trees);

@@ -11,7 +11,7 @@
   ``__all__``) with the first line of each docstring and a link to its reference entry.
 * The build warns (and ``--strict`` fails) when a public name has no docstring of its
   own or no ``::: name`` entry in a reference page (:func:`public_name_problems`, which
-  ``tests/test_docs.py`` also runs).
+  ``tests/package/test_docs.py`` also runs).
 
 A generated part replaces its marker line in the page, ``<!-- generated: NAME -->``.
 """

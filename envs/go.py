@@ -21,7 +21,7 @@ Rules (Tromp-Taylor area scoring; unlike Tromp-Taylor, suicide is illegal):
 Peers differ on superko: OpenSpiel's ``go`` masks only simple ko and scores a repeat as a
 draw; pgx masks simple ko and scores a repeat as a loss for the mover. Everything else
 (capture, suicide, passes, area scoring, the 2 N^2 cap) agrees with OpenSpiel move for move
-(tests/test_go_oracle.py), except that OpenSpiel scores a game at the cap.
+(tests/envs/test_go_oracle.py), except that OpenSpiel scores a game at the cap.
 
 Actions: ``N * N`` board points row-major from the top-left, then pass (``N * N``).
 In Go (GTP) coordinates, action ``r * N + c`` is column ``"ABCDEFGHJKLMNOPQRST"[c]``

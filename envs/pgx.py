@@ -24,7 +24,7 @@ for the mover, a finished game's legal mask is all ones), so the bridge only add
   and backgammon's roll at the end of a turn (36 outcomes: the two dice in pgx's order,
   1/36 each). Its ``step_outcome`` is pgx's own ``step`` with the game's ``_step``
   replaced by the same rules, pgx's functions, with the event given instead of drawn;
-  ``tests/test_pgx_bridge.py`` checks it against pgx's ``step`` key by key.
+  ``tests/envs/test_pgx_bridge.py`` checks it against pgx's ``step`` key by key.
 
 Refused, with the reason: games with hidden information (a search over the true state
 would see the opponent's cards, and a determinised search needs ``resample_hidden``, which

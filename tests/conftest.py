@@ -34,6 +34,10 @@ FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_
 if FAST_COMPILE not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip()
 ROOT = Path(__file__).resolve().parents[1]
+# The test files live in sub-folders that mirror the package (tests/core, tests/run/life,
+# ...); the helper modules they import by name (helpers, toy_game, score_game, double_move,
+# durations_file) stay here, beside this file.
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))  # benchmark modules (measuring_share, ...) as scripts
 sys.path.insert(0, str(ROOT / "tools"))  # tools (gtp_referee, ...) as scripts
 pytest_plugins = ["durations_file"]  # --durations-file PATH (make test keeps each run's times)
@@ -54,7 +58,7 @@ if _XLA_CACHE is not None:
 
 # How a population's members run is measured once per machine and shapes
 # (jaxzero.run.life.ways); the suite's many tiny populations run one member at a time on the
-# devices that split them instead, and tests/test_ways.py measures.
+# devices that split them instead, and tests/run/life/test_ways.py measures.
 os.environ.setdefault(ways.AT_ONCE_VAR, "1")
 # The two pytest workers already keep both cores busy: the `jaxzero` processes they start
 # keep one device each (tests of the cores as devices set their own count).

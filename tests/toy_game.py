@@ -1,6 +1,6 @@
 """A toy game in one module: its rules, its preset, its own player, its page and its
 picture, all registered by one ``jaxzero.register_game(KIT)`` call, with no edit to
-jaxzero (tests/test_game_kit.py).
+jaxzero (tests/games/test_game_kit.py).
 
 Take-away on a board: a row of ``PILE`` stones, a move takes 1 or 2 from the left, and
 whoever takes the last stone wins.

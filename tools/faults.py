@@ -1039,7 +1039,7 @@ def dangling_links(scratch: Path, reference: Path) -> list[Outcome]:
     return outcomes
 
 
-STUDY = [  # tests/test_study.py's tiny study arm
+STUDY = [  # tests/run/studies/test_study.py's tiny study arm
     "selfplay.batch_size=8", "selfplay.moves_per_iteration=2", "replay.capacity=64",
     "replay.min_size=8", "optim.minibatch_size=8", "optim.updates_per_iteration=1",
     "network.hidden_size=16", "search.num_simulations=2",

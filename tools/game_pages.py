@@ -9,7 +9,7 @@ presets' settings (where they differ from the defaults) from ``jaxzero.core.pres
 a shipped agent's strength from the ``## Strength`` section of its MODEL_CARD.md. What
 only a person can say (what each plane means, the action layout, the rewards) is the
 prose of each game's page, declared with the rest of the game in its kit
-(``GameKit.page``, :mod:`jaxzero.games`). ``tests/test_docs.py`` checks that the committed
+(``GameKit.page``, :mod:`jaxzero.games`). ``tests/package/test_docs.py`` checks that the committed
 pages are what this script writes, so a page edited by hand, or a game whose shapes
 changed, fails it.
 """

@@ -19,7 +19,7 @@ are much of self-play's time (docs/benchmarks.md, "The search loop"). Here, for 
 
 The trees are mctx's exactly: same selection functions (mctx's own, under ``vmap``), same
 keys for the recurrent function, same floating-point operations in the same order
-(``tests/test_mcts.py`` compares them leaf for leaf against ``mctx.search``). One
+(``tests/core/test_mcts.py`` compares them leaf for leaf against ``mctx.search``). One
 difference no mctx selection sees: mctx splits the simulation's key at every level of
 the traversal, which none of its selections reads; here every level gets the same key.
 ``puct_policy`` and ``gumbel_policy`` are ``mctx.muzero_policy`` and

@@ -19,7 +19,7 @@ of each minibatch from it; the updates average their gradients over the mesh
 search talks to another device, so self-play scales with the devices. n devices
 therefore draw other random numbers than one device does; what they compute is exactly
 what one device computes running the same per-device program over the n shards
-(``jax.vmap`` with the axis name, ``tests/test_sharding.py``).
+(``jax.vmap`` with the axis name, ``tests/core/test_sharding.py``).
 
 Global sizes stay global: ``selfplay.batch_size``, ``optim.minibatch_size`` and
 ``replay.capacity`` are totals, divided across the mesh, and must be multiples of its

@@ -22,7 +22,7 @@ from jaxzero.core.config import config_from_dict
 from jaxzero.run.agents.agent_files import shipped_agent, shipped_games
 from jaxzero.run.folder.layout import AGENT_FILE, CARD_FILE, CONFIG_FILE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ["connect_four", "go_6x6", "star_duel_short", "tic_tac_toe"]
 MAX_BYTES = 1_000_000
 runner = CliRunner()

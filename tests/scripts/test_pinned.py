@@ -9,7 +9,7 @@ import pytest
 
 from experiments import pinned
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AFFINITY = "import os; print(sorted(os.sched_getaffinity(0)), os.environ.get('XLA_FLAGS', ''))"
 
 

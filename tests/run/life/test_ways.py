@@ -15,7 +15,7 @@ from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
 from jaxzero.run.life import ways
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 TINY = [
     "selfplay.batch_size=8", "selfplay.moves_per_iteration=2", "replay.capacity=64",
     "replay.min_size=8", "optim.minibatch_size=8", "optim.updates_per_iteration=2",

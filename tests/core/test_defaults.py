@@ -18,7 +18,7 @@ from jaxzero.core.defaults import default_config, starting_config
 from jaxzero.core.presets import presets
 from jaxzero.run.folder.config_file import read_config_dict
 
-PINNED_FILE = Path(__file__).parent / "data" / "presets_and_default_configs.json"
+PINNED_FILE = Path(__file__).parents[1] / "data" / "presets_and_default_configs.json"
 PINNED = json.loads(PINNED_FILE.read_text())
 # What default_config reads from the game: its network from the observation (a board or
 # not, one player or two), how many actions Gumbel considers, the sampled first plies and

@@ -1,7 +1,7 @@
 """Go: the Env contract, GTP coordinates and every rule on hand-built positions.
 
 Boards are written top row first (``X`` Black, ``O`` White); moves are GTP vertices, so
-``A9`` is the top-left point of a 9 x 9 board. The OpenSpiel oracle is tests/test_go_oracle.py.
+``A9`` is the top-left point of a 9 x 9 board. The OpenSpiel oracle is tests/envs/test_go_oracle.py.
 """
 
 import numpy as np

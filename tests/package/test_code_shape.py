@@ -5,7 +5,7 @@ import inspect
 import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "jaxzero"
+PACKAGE = Path(__file__).resolve().parents[2] / "jaxzero"
 MAX_BODY_LINES = 60
 
 

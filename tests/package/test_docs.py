@@ -14,7 +14,7 @@ import pytest
 from jaxzero.core import config as config_lib
 from jaxzero.core.presets import PRESETS
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.fixture(scope="module")

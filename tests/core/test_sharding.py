@@ -20,7 +20,7 @@ from jaxzero.core import sharding
 from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 TINY = {
     "selfplay.batch_size": 8,

@@ -1,7 +1,7 @@
 """Faults round 4 (issue 56), the processes' part: a study's ``--jobs`` children import only
 jaxzero's code and get the trust the command line had; the ways cache, arm names and an
 edited study.json. (M7, members leaving a population sharded over the host's cores with no
-collective, is checked in tests/test_sharding.py, on its two-device population.)"""
+collective, is checked in tests/core/test_sharding.py, on its two-device population.)"""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from jaxzero.run.life import ways
 from jaxzero.run.studies.study import make_study, typed_trust
 
 runner = CliRunner()
-# tests/test_study.py's study, no evaluation
+# tests/run/studies/test_study.py's study, no evaluation
 TINY = [
     "selfplay.batch_size=8", "selfplay.moves_per_iteration=2", "replay.capacity=64",
     "replay.min_size=8", "optim.minibatch_size=8", "optim.updates_per_iteration=1",

@@ -5,7 +5,7 @@ docs/concepts/architecture.md)."""
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "jaxzero"
 
 

@@ -18,7 +18,7 @@ from jaxzero.core.loop import check_game_fits
 from jaxzero.core.policies import make_search
 from jaxzero.core.presets import get_preset
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
 
 import chance_bias  # noqa: E402
 

@@ -25,7 +25,7 @@ import pytest
 import envs
 import jaxzero
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = ("custom_game", "custom_network", "custom_search", "experiment", "pgx_game")
 NOTEBOOK = EXAMPLES / "tutorial.ipynb"
 MAX_LINES = 120
