@@ -170,13 +170,14 @@ def write_json(root: Path, path: Path, data: object) -> None:
     write_atomic(root, path, json_text(data, path))
 
 
-def open_append(root: Path, path: Path) -> IO[str]:
-    """``path`` (below ``root``) opened to append text, created when missing: never through a
-    link, not even a dangling one (LinkRefused); FileProblem when it is no regular file."""
+def _open_regular(root: Path, path: Path, flags: int) -> int:
+    """A descriptor of the regular file ``path`` below ``root`` opened with ``flags`` (and
+    ``O_CREAT``), never through a link, not even a dangling one (LinkRefused); FileProblem
+    when it is no regular file (a FIFO is not waited on)."""
     folder, name = _file_in(root, path)
     with opened(root, folder, make=True) as fd:
         try:
-            out = _create(fd, name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK)
+            out = _create(fd, name, flags | os.O_CREAT | os.O_NONBLOCK)
         except OSError as error:
             if error.errno == errno.ELOOP and _is_link(fd, name):
                 raise _refused(root, parts_below(root, path)) from None
@@ -185,38 +186,21 @@ def open_append(root: Path, path: Path) -> IO[str]:
         os.close(out)
         raise FileProblem(f"{path} is not a regular file: move it away")
     os.set_blocking(out, True)
+    return out
+
+
+def open_append(root: Path, path: Path) -> IO[str]:
+    """``path`` (below ``root``) opened to append text, created when missing
+    (:func:`_open_regular`'s refusals)."""
+    out = _open_regular(root, path, os.O_WRONLY | os.O_APPEND)
     return open(out, "a", encoding="utf-8", closefd=True)
 
 
 def open_lock(root: Path, path: Path) -> IO[bytes]:
-    """``path`` (below ``root``) opened to read and write, created when missing, never
-    through a link (LinkRefused) and only a regular file (FileProblem), unbuffered: a lock
-    file, its content the holder's pid."""
-    folder, name = _file_in(root, path)
-    with opened(root, folder, make=True) as fd:
-        try:
-            out = _create(fd, name, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK)
-        except OSError as error:
-            if error.errno == errno.ELOOP and _is_link(fd, name):
-                raise _refused(root, parts_below(root, path)) from None
-            raise
-    if not stat.S_ISREG(os.fstat(out).st_mode):
-        os.close(out)
-        raise FileProblem(f"{path} is not a regular file: move it away")
-    os.set_blocking(out, True)
-    return io.FileIO(out, "r+", closefd=True)
-
-
-def remove_file(root: Path, path: Path) -> None:
-    """Delete the regular file ``path`` below ``root`` (nothing when it is missing, or is
-    anything but a regular file: a link stays, and so does its target)."""
-    folder, name = _file_in(root, path)
-    try:
-        with opened(root, folder) as fd:
-            if stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                os.unlink(name, dir_fd=fd)
-    except FileNotFoundError:
-        return
+    """``path`` (below ``root``) opened to read and write, created when missing
+    (:func:`_open_regular`'s refusals), unbuffered: a lock file, its content the holder's
+    pid."""
+    return io.FileIO(_open_regular(root, path, os.O_RDWR), "r+", closefd=True)
 
 
 def links_below(root: Path, folder: Path, *, depth: int = 1) -> str | None:
