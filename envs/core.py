@@ -189,6 +189,10 @@ class Env(abc.ABC, Generic[S]):
     max_steps: int
     num_chance_outcomes: int = 0  # C > 0: the game enumerates its chance events (see above)
     has_hidden_information: bool = False  # True: resample_hidden redeals what the mover can't see
+    # Two players: the turn passes at every move. False where a player may move twice running
+    # (star_duel's turns, backgammon's dice): a learned model, which cannot see whose turn
+    # it is, refuses such a game.
+    turns_alternate: bool = True
 
     @property
     def symmetries(self) -> Symmetries:

@@ -286,6 +286,7 @@ class PgxEnv(Env[PgxState]):
         )
         self._chance = _CHANCE.get(str(pgx_env.id))
         self.num_chance_outcomes = self._chance[0] if self._chance else 0
+        self.turns_alternate = str(pgx_env.id) != "backgammon"  # a turn: a move a die
 
     def _wrap(self, inner) -> PgxState:
         inner = jax.tree.map(jnp.asarray, inner)  # some pgx defaults are Python numbers

@@ -328,6 +328,7 @@ class StarDuel(Env[StarDuelState]):
     num_actions = NUM_ACTIONS
     observation_shape = (OBSERVATION_SIZE,)
     has_hidden_information = True  # the other player's hand: resample_hidden redeals it
+    turns_alternate = False  # a turn is many actions of one player
 
     def __init__(self, authority: int = 50, turn_cap: int = 200):
         if authority < 1 or turn_cap < 1:

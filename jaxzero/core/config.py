@@ -57,6 +57,7 @@ def _frozen(value: Any) -> Any:
 MAX_SELFPLAY_SIMULATIONS = 16_384  # AlphaZero searched 800 a move; more is a typo
 MAX_EVALUATION_SIMULATIONS = 1 << 20  # KataGo analyses with 10^5 visits; 10^9 is a typo
 MAX_NETWORK_DEPTH = 1000  # layers or residual blocks: AlphaZero's deepest had 40 blocks
+MAX_UNROLL_STEPS = 1000  # moves the learned dynamics unrolls: MuZero unrolled 5
 MAX_SEED = 2**32 - 1  # jax.random.key(seed) keeps 32 bits of the seed
 
 
@@ -113,6 +114,7 @@ _SECTION_NAMES = {
     "EvaluationConfig": "evaluation.",
     "GateConfig": "gate.",
     "TrainConfig": "train.",
+    "ModelConfig": "model.",
     "Config": "",
 }
 
@@ -235,6 +237,49 @@ class SearchConfig:
             f"{self.dirichlet_alpha}: give a concentration (0.3 is the default) or set "
             "search.dirichlet_fraction=0 for no root noise",
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """What the search plans with (:mod:`jaxzero.core.model`). ``kind`` "rules": the game's
+    own step, AlphaZero's search; "learned": a learned model, MuZero's — the network is then
+    three (representation, dynamics, prediction) and the search's recurrent function the
+    dynamics, never ``env.step``; everything downstream of the search is the same.
+
+    With a learned model each replayed position is unrolled ``unroll_steps`` K moves by the
+    dynamics and trained against what followed it in its game (policies, values, rewards;
+    absorbing targets past its end). ``td_steps`` n > 0 makes a single-player game's value
+    target the n-step return bootstrapped from the search value n moves later (MuZero's
+    for scores; a two-player game learns from its outcome, 0). ``reanalyse`` is the share
+    of each minibatch searched again with the newest parameters for fresh targets.
+    ``inner_legal`` masks moves inside the tree with the true rules (an ablation: MuZero
+    masks the root only)."""
+
+    kind: Literal["rules", "learned"] = "rules"  # rules: plan with env.step; learned: MuZero
+    unroll_steps: int = 5  # K: moves a replayed position is unrolled by the learned dynamics
+    td_steps: int = 0  # n > 0: n-step value targets of single-player games; 0: to the end
+    reanalyse: float = 0.0  # share of each minibatch searched again for fresh targets
+    inner_legal: bool = False  # mask moves inside the learned tree with the true rules
+
+    def __post_init__(self) -> None:
+        _check_finite(self)
+        _at_least(self, 1, "unroll_steps")
+        _check(
+            self.unroll_steps <= MAX_UNROLL_STEPS,
+            f"model.unroll_steps={self.unroll_steps} is beyond {MAX_UNROLL_STEPS}, surely a "
+            "typo (MuZero unrolls 5 moves)",
+        )
+        _at_least(self, 0, "td_steps")
+        _check(
+            0.0 <= self.reanalyse <= 1.0,
+            f"model.reanalyse must be between 0 and 1 (a share of each minibatch), got "
+            f"{self.reanalyse}",
+        )
+
+    @property
+    def learned(self) -> bool:
+        """Whether the search plans with a learned model."""
+        return self.kind == "learned"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -464,6 +509,7 @@ class Config:
     evaluation: EvaluationConfig = EvaluationConfig()
     gate: GateConfig = GateConfig()
     train: TrainConfig = TrainConfig()
+    model: ModelConfig = ModelConfig()
 
     def __post_init__(self) -> None:
         _check_finite(self)
@@ -479,6 +525,29 @@ class Config:
             f"selfplay.cheap_simulations={cheap} must be below search.num_simulations={full} "
             "(a cheap search is the smaller one)",
         )
+        if self.model.learned:
+            _check_learned(self)
+
+
+def _check_learned(config: Config) -> None:
+    """The settings a learned model cannot honour, each refused naming the key to change."""
+    for key in ("reuse_tree", "chance_nodes"):
+        _check(
+            not getattr(config.search, key),
+            f"search.{key} needs the true rules (the tree is keyed by game states), but "
+            f"model.kind=learned plans in the model's latent space: set search.{key}=false",
+        )
+    _check(
+        not (config.model.inner_legal and config.model.reanalyse > 0),
+        "model.inner_legal masks with the true game's states, which a reanalysed position "
+        "of replay does not have: set model.reanalyse=0 or model.inner_legal=false",
+    )
+    k, capacity = config.model.unroll_steps, config.replay.capacity
+    _check(
+        k < capacity,
+        f"model.unroll_steps={k} unrolls {k + 1} consecutive positions, more than "
+        f"replay.capacity={capacity} holds: lower model.unroll_steps or raise replay.capacity",
+    )
 
 
 def traced_keys() -> tuple[str, ...]:

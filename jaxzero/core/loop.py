@@ -35,7 +35,8 @@ from jax.sharding import PartitionSpec as P
 
 import envs
 from envs.core import Env, state_dataclass
-from jaxzero.core import learner, networks, policies, replay, selfplay, sharding
+from jaxzero.core import learner, networks, policies, replay, selfplay, sharding, unroll
+from jaxzero.core import model as model_lib
 from jaxzero.core.config import Config
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.search import SearchOptions
@@ -103,6 +104,8 @@ class Trainer:
         iteration: jitted ``state -> (state, metrics, moves)``: ``metrics`` device
             scalars, ``moves`` the iteration's self-play moves (``{"action", "done",
             "reward"}``, [T, B] each, ``reward`` [T, B, players]) for game records.
+        options: how the searches treat the game, and with ``config.model.kind=learned``
+            the learned model they plan with (``options.model``).
     """
 
     config: Config
@@ -115,6 +118,8 @@ class Trainer:
     # state -> (state, metrics, moves): metrics are device scalars; moves the iteration's
     # self-play moves ({"action", "done": [T, B], "reward": [T, B, players]}), for records
     iteration: Callable[[TrainState], tuple[TrainState, Metrics, dict[str, Array]]]
+    # how self-play searches the game: the rules, or the learned model (options.model)
+    options: SearchOptions = SearchOptions()
 
 
 def make_trainer(
@@ -170,11 +175,12 @@ def make_trainer(
     shards = mesh.size
     check_game_fits(config, env)
     apply_fn = networks.make_apply_fn(network)
+    options = SearchOptions.of(config.search, model_lib.learned_model(config, env, network))
     optimizer = learner.make_optimizer(config.optim)
     init = make_init(config, env, network, optimizer, shards)
     state_sharding = sharding.state_shardings(jax.eval_shape(init, jax.random.key(0)), mesh)
     if shards == 1:
-        step = make_step(config, env, apply_fn, optimizer, search)
+        step = make_step(config, env, apply_fn, optimizer, search, options=options)
     else:
         step = jax.shard_map(
             make_step(
@@ -183,6 +189,7 @@ def make_trainer(
                 apply_fn,
                 optimizer,
                 search,
+                options=options,
                 axis_name=sharding.DATA_AXIS,
                 shards=shards,
             ),  # fmt: skip
@@ -206,6 +213,7 @@ def make_trainer(
             out_shardings=(state_sharding, sharding.replicated(mesh), sharding.replicated(mesh)),
             donate_argnums=(0,) if donate else (),
         ),
+        options=options,
     )
 
 
@@ -231,6 +239,8 @@ def make_init(
     """
     b = config.selfplay.batch_size
     reuse_simulations = config.search.num_simulations if config.search.reuse_tree else None
+    learned = config.model.learned
+    record_moves = learned or config.model.td_steps > 0
 
     def init(key: Array) -> TrainState:
         if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
@@ -241,8 +251,8 @@ def make_init(
             params=params,
             best_params=jax.tree.map(jnp.copy, params),
             opt_state=optimizer.init(params),
-            replay=replay.init_replay(env, config.replay.capacity, shards),
-            selfplay=selfplay.init_selfplay(env, b, k_games, reuse_simulations),
+            replay=replay.init_replay(env, config.replay.capacity, shards, sequences=learned),
+            selfplay=selfplay.init_selfplay(env, b, k_games, reuse_simulations, record_moves),
             key=jax.random.key_data(key),
             iteration=jnp.int32(0),
             env_steps=jnp.int32(0),
@@ -272,9 +282,14 @@ def resolve_env(config: Config, env: Env | None = None) -> tuple[Env, Config]:
 def resolve_network(
     config: Config, env: Env, network: nn.Module | None = None
 ) -> tuple[nn.Module, Config]:
-    """``network``, or the one ``config.network`` names; and ``config`` recording it."""
+    """``network``, or the one ``config.network`` names (a learned model's with
+    ``model.kind=learned``); and ``config`` recording it."""
     if network is None:
-        return networks.make_network(config.network, env), config
+        return model_lib.make_network(config, env), config
+    if config.model.learned:
+        model_lib.check_learned_network(network, type(network).__name__)
+        if model_lib.builds(config, env, network):
+            return network, config
     section = networks.network_config(network, config.network, env)
     return network, dataclasses.replace(config, network=section)
 
@@ -295,7 +310,9 @@ def recorded(config: Config, trainer: Trainer) -> Config:
 def check_game_fits(config: Config, env: Env) -> None:
     """ValueError, naming the setting to change, when ``config`` cannot train ``env``: a
     single-player game pays scores a tanh value head cannot reach, and has no arena;
-    explicit chance nodes need a game that lists its chance events."""
+    explicit chance nodes need a game that lists its chance events; the model section
+    asks what the game cannot give (:func:`jaxzero.core.model.check_game`)."""
+    model_lib.check_game(config, env)
     if config.search.chance_nodes and env.num_chance_outcomes == 0:
         raise ValueError(
             f"search.chance_nodes needs a game that lists its chance events (pgx/2048, "
@@ -323,6 +340,7 @@ def make_step(
     optimizer: optax.GradientTransformation,
     search: SearchPolicy,
     *,
+    options: SearchOptions | None = None,
     axis_name: str | None = None,
     shards: int = 1,
     member_axis: str | None = None,
@@ -334,13 +352,23 @@ def make_step(
     and size, which computes the same on one device): ``state`` holds this device's games
     and replay ring (:func:`jaxzero.core.replay.local`), its keys are folded with the
     device's index, and gradients, counts and sums are reduced over the axis. Self-play
-    searches with ``search`` as ``config.search``'s options say; ``member_axis`` names
-    the population axis the step is vmapped over, if any."""
+    searches with ``search`` as ``options`` say (default: ``config.search``'s, with the
+    rules; a learned model comes in ``options.model``, as ``Trainer.options`` holds it);
+    ``member_axis`` names the population axis the step is vmapped over, if any."""
+    if options is None:
+        options = SearchOptions.of(config.search)
+    model = options.model
+    if config.model.learned and model is None:
+        raise ValueError("model.kind=learned: pass the learned model in options.model")
     play = selfplay.make_selfplay_fn(
-        config.selfplay, env, apply_fn, search, SearchOptions.of(config.search),
+        config.selfplay, env, apply_fn, search, options,
         num_simulations=config.search.num_simulations, member_axis=member_axis,
+        td_steps=config.model.td_steps,
     )  # fmt: skip
-    learn = _make_learn(config, env, apply_fn, optimizer, axis_name, shards)
+    if model is None:
+        learn = _make_learn(config, env, apply_fn, optimizer, axis_name, shards)
+    else:
+        learn = _make_learn_unrolled(config, env, model, optimizer, search, axis_name, shards)
     minibatch = config.optim.minibatch_size // shards
     total, own = _over_devices(axis_name)
 
@@ -364,6 +392,13 @@ def make_step(
             "buffer_fill": size.astype(jnp.float32) / (buffer.capacity * shards),
             FINITE: _finite(params, opt_state, learned, ready),
         }
+        if model is not None:
+            k_model = own(jax.random.fold_in(k_learn, 1))
+            diagnosed = unroll.sample_unroll(
+                buffer, k_model, max(minibatch, 1), config.model.unroll_steps
+            )
+            errors = unroll.model_errors(state.best_params, model.network, diagnosed)
+            metrics |= _model_metrics(jax.tree.map(total, errors), sums)
         new_state = TrainState(
             params=params,
             best_params=state.best_params if config.gate.enabled else params,
@@ -392,6 +427,22 @@ def _over_devices(axis_name: str | None) -> tuple[Callable, Callable]:
         return key if axis_name is None else jax.random.fold_in(key, jax.lax.axis_index(axis_name))
 
     return total, own
+
+
+def _model_metrics(errors: Metrics, sums: Metrics) -> Metrics:
+    """A learned model's diagnostics under ``model/``: its errors k = 1 .. K moves into
+    the unroll (:func:`jaxzero.core.unroll.model_errors`) and the share of the searches'
+    nodes off the true rules' paths; the reward loss under its own name."""
+    metrics = {}
+    for k in range(errors["value"].shape[0]):
+        positions = jnp.maximum(errors["positions"][k], 1.0)
+        metrics[f"model/value_error_{k + 1}"] = errors["value"][k] / positions
+        metrics[f"model/policy_distance_{k + 1}"] = errors["policy"][k] / positions
+        metrics[f"model/reward_error_{k + 1}"] = errors["reward"][k] / jnp.maximum(
+            errors["moves"][k], 1.0
+        )
+    metrics["model/off_rules"] = sums["off_rules_sum"] / jnp.maximum(sums["expanded_sum"], 1.0)
+    return metrics
 
 
 def _make_learn(
@@ -432,6 +483,54 @@ def _make_learn(
     return learn
 
 
+def _make_learn_unrolled(
+    config: Config,
+    env: Env,
+    model: model_lib.LearnedModel,
+    optimizer: optax.GradientTransformation,
+    search: SearchPolicy,
+    axis_name: str | None,
+    shards: int,
+) -> Callable:
+    """A learned model's ``learn``, as :func:`_make_learn`'s: K updates of unrolled
+    minibatches (:mod:`jaxzero.core.unroll`), the first ``model.reanalyse`` share of each
+    reanalysed with the parameters of the moment."""
+    optim = config.optim
+    update = unroll.make_unroll_update_fn(
+        model.network, optimizer, optim, axis_name, networks.value_transform(config.network)
+    )
+    symmetries = env.symmetries if config.replay.augment else None
+    minibatch = optim.minibatch_size // shards
+    rows = round(config.model.reanalyse * minibatch)
+    own = _over_devices(axis_name)[1]
+
+    def learn(params, opt_state, buffer: replay.ReplayBuffer, ready: Array, key: Array):
+        def one(carry, k):
+            params, opt_state = carry
+            k_sample, k_search = jax.random.split(own(k))
+            batch = unroll.sample_unroll(
+                buffer, k_sample, minibatch, config.model.unroll_steps, symmetries
+            )
+            if rows > 0:
+                batch = unroll.reanalyse(
+                    params, batch, k_search, model=model, env=env, policy=search,
+                    num_simulations=config.search.num_simulations, rows=rows,
+                )  # fmt: skip
+            new_params, new_opt_state, m = update(params, opt_state, batch)
+            params, opt_state = jax.tree.map(
+                lambda new, old: jnp.where(ready, new, old),
+                (new_params, new_opt_state),
+                (params, opt_state),
+            )
+            return (params, opt_state), m
+
+        keys = jax.random.split(key, optim.updates_per_iteration)
+        (params, opt_state), metrics = jax.lax.scan(one, (params, opt_state), keys)
+        return params, opt_state, metrics
+
+    return learn
+
+
 def _metrics(
     config: Config,
     env: Env,
@@ -448,21 +547,32 @@ def _metrics(
     positions = jnp.float32(config.selfplay.batch_size * config.selfplay.moves_per_iteration)
     readyf = ready.astype(jnp.float32)
     written = sums["positions_written"].astype(jnp.int32)
-    return {
-        "policy_loss": learned["policy_loss"].mean() * readyf,
-        "value_loss": learned["value_loss"].mean() * readyf,
-        "policy_entropy": learned["policy_entropy"].mean() * readyf,
-        "grad_norm": learned["grad_norm"].mean() * readyf,
-        "kl_search_prior": sums["kl_search_prior_sum"] / positions,
-        "prior_entropy": sums["prior_entropy_sum"] / positions,
-        "search_entropy": sums["search_entropy_sum"] / positions,
-        "root_value": sums["root_value_sum"] / positions,
-        "value_error": value_error,
-        "games_finished": games,
-        "game_length": sums["game_length_sum"] / per_game,
-        "positions_written": (state.positions_written + written).astype(jnp.float32),
-        "updated": readyf,
-    } | _outcome_metrics(env.num_players, sums, per_game)
+    return (
+        {
+            "policy_loss": learned["policy_loss"].mean() * readyf,
+            "value_loss": learned["value_loss"].mean() * readyf,
+            "policy_entropy": learned["policy_entropy"].mean() * readyf,
+            "grad_norm": learned["grad_norm"].mean() * readyf,
+            "kl_search_prior": sums["kl_search_prior_sum"] / positions,
+            "prior_entropy": sums["prior_entropy_sum"] / positions,
+            "search_entropy": sums["search_entropy_sum"] / positions,
+            "root_value": sums["root_value_sum"] / positions,
+            "value_error": value_error,
+            "games_finished": games,
+            "game_length": sums["game_length_sum"] / per_game,
+            "positions_written": (state.positions_written + written).astype(jnp.float32),
+            "updated": readyf,
+        }
+        | _learned_only(learned, readyf)
+        | _outcome_metrics(env.num_players, sums, per_game)
+    )
+
+
+def _learned_only(learned: Metrics, readyf: Array) -> Metrics:
+    """The learner's metrics a rules learner has not (a learned model's reward loss)."""
+    return (
+        {"reward_loss": learned["reward_loss"].mean() * readyf} if "reward_loss" in learned else {}
+    )
 
 
 def _finite(params, opt_state, learn_metrics: Metrics, ready: Array) -> Array:

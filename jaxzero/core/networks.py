@@ -182,7 +182,9 @@ class ResNet(nn.Module):
         v = nn.relu(conv(self.value_channels, (1, 1))(x))
         v = dense(self.value_hidden or self.channels)(v.reshape(v.shape[0], -1))
         v = nn.relu(v)
-        return _logits(logits, self.num_actions), _value_head(v, dense, self.value, value_logits)
+        return policy_logits(logits, self.num_actions), value_output(
+            v, dense, self.value, value_logits
+        )
 
 
 class MLP(nn.Module):
@@ -203,16 +205,18 @@ class MLP(nn.Module):
         for _ in range(self.num_layers):
             x = nn.relu(nn.LayerNorm(dtype=self.dtype)(dense(self.hidden_size)(x)))
         logits = dense(self.num_actions)(x)  # [B, A]
-        return _logits(logits, self.num_actions), _value_head(x, dense, self.value, value_logits)
+        return policy_logits(logits, self.num_actions), value_output(
+            x, dense, self.value, value_logits
+        )
 
 
-def _logits(logits: jax.Array, num_actions: int) -> jax.Array:
+def policy_logits(logits: jax.Array, num_actions: int) -> jax.Array:
     """The policy head's output as the contract has it: float32 [B, A]."""
     chex.assert_shape(logits, (None, num_actions))
     return logits.astype(jnp.float32)
 
 
-def _value_head(x: jax.Array, dense, value: CategoricalValue | None, value_logits: bool):
+def value_output(x: jax.Array, dense, value: CategoricalValue | None, value_logits: bool):
     """[B, D] features -> the value float32 [B] (tanh, or decoded from the bins), or with
     ``value_logits`` the bins' logits float32 [B, K] (a tanh head: its [B] value)."""
     if value is None:

@@ -299,8 +299,9 @@ def _member_step(trainer: Trainer, member_axis: str | None) -> Callable:
         optimizer = learner.make_optimizer(config.optim)  # its state's layout is init's
         search = with_settings(trainer.search, _search_values(values))
         step = make_step(
-            config, trainer.env, trainer.apply_fn, optimizer, search, member_axis=member_axis
-        )
+            config, trainer.env, trainer.apply_fn, optimizer, search,
+            options=trainer.options, member_axis=member_axis,
+        )  # fmt: skip
         return _unless_diverged(step, state)
 
     return one

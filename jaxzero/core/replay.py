@@ -7,6 +7,12 @@ are then int32 [S], one per ring (:func:`local` views one ring as a whole buffer
 Sampling is uniform over the filled part (the AlphaZero papers sample uniformly, no
 prioritisation), and each sampled position is mapped by a random element of the game's
 symmetry group: observation, policy and legal mask alike.
+
+For a learned model the buffer also keeps, per position, the move played there, the
+reward it paid its mover and how many positions of its game follow it (``sequences``):
+a game's positions are written in order into consecutive slots, so the K positions after
+slot s are the slots s + 1 .. s + K (modulo the ring), and they outlive s (the ring
+overwrites its oldest slot first). :mod:`jaxzero.core.unroll` samples them.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ class ReplayBuffer:
     written: Array  # bool [C]  slot holds a position
     insert_index: Array  # int32 [] (int32 [S] split over S devices)  next slot to write
     size: Array  # int32 [] (int32 [S])  filled slots, min(total written, C)
+    # A learned model's sequences (None without one):
+    action: Array | None = None  # int32 [C]  the move played at the position
+    reward: Array | None = None  # float32 [C]  what that move paid its mover
+    remaining: Array | None = None  # int32 [C]  positions of the game after this one
 
     def replace(self, **changes) -> ReplayBuffer:
         return dataclasses.replace(self, **changes)
@@ -48,12 +58,26 @@ class Batch:
     policy: Array  # float32 [N, A]
     value_target: Array  # float32 [N]
     legal_action_mask: Array  # bool [N, A]
+    action: Array | None = None  # int32 [N]  (sequences only, as ReplayBuffer's)
+    reward: Array | None = None  # float32 [N]
+    remaining: Array | None = None  # int32 [N]
+
+    def replace(self, **changes) -> Batch:
+        return dataclasses.replace(self, **changes)
 
 
-def init_replay(env: Env, capacity: int, shards: int = 1) -> ReplayBuffer:
-    """An empty buffer for ``env``'s positions; ``shards`` > 1: one ring per device."""
+def init_replay(env: Env, capacity: int, shards: int = 1, sequences: bool = False) -> ReplayBuffer:
+    """An empty buffer for ``env``'s positions; ``shards`` > 1: one ring per device;
+    ``sequences``: keep each position's move, reward and the game's remaining length."""
     obs = jax.eval_shape(lambda: env.init(jax.random.key(0)).observation)
     a = env.num_actions
+    extra = {}
+    if sequences:
+        extra = {
+            "action": jnp.zeros((capacity,), jnp.int32),
+            "reward": jnp.zeros((capacity,), jnp.float32),
+            "remaining": jnp.zeros((capacity,), jnp.int32),
+        }
     return ReplayBuffer(
         observation=jnp.zeros((capacity, *obs.shape), obs.dtype),
         policy=jnp.zeros((capacity, a), jnp.float32),
@@ -62,6 +86,7 @@ def init_replay(env: Env, capacity: int, shards: int = 1) -> ReplayBuffer:
         written=jnp.zeros((capacity,), jnp.bool_),
         insert_index=jnp.zeros((shards,), jnp.int32) if shards > 1 else jnp.int32(0),
         size=jnp.zeros((shards,), jnp.int32) if shards > 1 else jnp.int32(0),
+        **extra,
     )
 
 
@@ -93,6 +118,15 @@ def add(buffer: ReplayBuffer, batch: Batch, valid: Array) -> ReplayBuffer:
     def scatter(store: Array, rows: Array) -> Array:
         return store.at[slot].set(rows.astype(store.dtype), mode="drop")
 
+    if buffer.action is not None:
+        assert batch.action is not None and batch.reward is not None
+        assert buffer.reward is not None and buffer.remaining is not None
+        assert batch.remaining is not None
+        buffer = buffer.replace(
+            action=scatter(buffer.action, batch.action),
+            reward=scatter(buffer.reward, batch.reward),
+            remaining=scatter(buffer.remaining, batch.remaining),
+        )
     return buffer.replace(
         observation=scatter(buffer.observation, batch.observation),
         policy=scatter(buffer.policy, batch.policy),

@@ -55,6 +55,7 @@ from envs.core import Env, State
 from jaxzero.core import mcts
 from jaxzero.core.config import SearchConfig
 from jaxzero.core.mcts import mask_logits
+from jaxzero.core.model import LearnedModel
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
 
@@ -70,24 +71,29 @@ class SearchOptions:
         determinize: search from resampled hidden information (games that have it).
         chance_nodes: explicit chance nodes (games that list their chance events).
         reuse_tree: carry the chosen child's subtree to the next search.
+        model: plan with this learned model (:mod:`jaxzero.core.model`) instead of the
+            rules; None: the rules.
     """
 
     determinize: bool = True
     chance_nodes: bool = False
     reuse_tree: bool = False
+    model: LearnedModel | None = None
 
     @classmethod
-    def of(cls, config: SearchConfig) -> SearchOptions:
+    def of(cls, config: SearchConfig, model: LearnedModel | None = None) -> SearchOptions:
         """The options a search section records.
 
         Args:
             config: the search section (``search.determinize``, ``search.chance_nodes``,
                 ``search.reuse_tree``).
+            model: the learned model to plan with (``jaxzero.core.model.learned_model``),
+                or None for the rules.
 
         Returns:
             Its :class:`SearchOptions`.
         """
-        return cls(config.determinize, config.chance_nodes, config.reuse_tree)
+        return cls(config.determinize, config.chance_nodes, config.reuse_tree, model)
 
 
 def make_recurrent_fn(env: Env, apply_fn: ApplyFn) -> Callable:
@@ -232,8 +238,13 @@ def same_states(a: State, b: State) -> Array:
     return jnp.stack(jax.tree.leaves(jax.tree.map(equal, a, b))).all(axis=0)
 
 
-def make_root(params, states: State, apply_fn: ApplyFn) -> mctx.RootFnOutput:
-    """The search root for a batch of states: network prior (masked) and value."""
+def make_root(
+    params, states: State, apply_fn: ApplyFn, options: SearchOptions = SearchOptions()
+) -> mctx.RootFnOutput:
+    """The search root for a batch of states: network prior (masked) and value, and as
+    its embedding the states, or with a learned model (``options.model``) their latents."""
+    if options.model is not None:
+        return options.model.root(params, states, apply_fn)
     logits, value = apply_fn(params, states.observation)
     return mctx.RootFnOutput(
         prior_logits=mask_logits(logits, states.legal_action_mask),
@@ -288,7 +299,15 @@ def run_search(
     resampling leaves unchanged.
     """
     if root is None:
-        root = make_root(params, states, apply_fn)
+        root = make_root(params, states, apply_fn, options)
+    if options.model is not None:  # the model plans from the observation alone
+        if tree is not None:
+            raise ValueError("a learned model's search carries no tree: search.reuse_tree=false")
+        return policy(
+            params, key, root, options.model.recurrent_fn(env),
+            num_simulations=num_simulations, invalid_actions=~states.legal_action_mask,
+            noise=noise, member_axis=member_axis,
+        )  # fmt: skip
     if determinizes(env, options):
         key, k_hidden = jax.random.split(key)
         root = root.replace(embedding=resample_roots(env, states, k_hidden))

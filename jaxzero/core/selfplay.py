@@ -29,6 +29,16 @@ With tree reuse (``SearchConfig.reuse_tree``) each game also carries its search 
 subtree of the move played (:func:`jaxzero.core.search.carry_tree`) is the next search's
 root; a new game, or a chance event the tree did not foresee, starts from an empty tree.
 
+With ``model.td_steps`` n > 0 (single-player games) ``G_i`` is instead the n-step return
+bootstrapped from the search's root value n moves later,
+``Σ_{t=i}^{i+n-1} γ^(t-i) · r_{t+1} + γ^n · q_{i+n}`` (the sum stopping at the game's end,
+where nothing is bootstrapped): MuZero's target for scores.
+
+For a learned model (and for n-step targets) each game also records the move played at
+each position and the reward it paid its mover; a finished game's positions are written
+with them and with how many positions of the game follow each (``remaining``), which the
+learner's unroll reads (:mod:`jaxzero.core.unroll`).
+
 The write is one masked scatter of the fixed-shape [B, L] trajectory block per move,
 rows of unfinished games and slots past a game's length being dropped.
 """
@@ -43,6 +53,7 @@ import jax.numpy as jnp
 
 from envs.core import Env, State, state_dataclass
 from jaxzero.core import mcts, search
+from jaxzero.core import model as model_lib
 from jaxzero.core import replay as replay_lib
 from jaxzero.core.config import SelfPlayConfig
 from jaxzero.core.networks import ApplyFn
@@ -66,6 +77,9 @@ class SelfPlayState:
     length: Array  # int32 [B]  positions recorded in the current game
     returns: Array  # float32 [B, P]  rewards summed over the current game, per player
     tree: mcts.Tree | None = None  # [B] the carried search trees (None: no tree reuse)
+    # The moves and their rewards (a learned model, n-step targets; None otherwise):
+    action: Array | None = None  # int32 [B, L]  move played at each position
+    reward: Array | None = None  # float32 [B, L]  what it paid its mover
 
     def replace(self, **changes) -> SelfPlayState:
         return dataclasses.replace(self, **changes)
@@ -84,13 +98,20 @@ METRIC_SUMS = (
     "positions_written",
     "first_player_return_sum",
 )
+# A learned model's search: its nodes, and those off the true rules' paths.
+MODEL_SUMS = ("off_rules_sum", "expanded_sum")
 
 
 def init_selfplay(
-    env: Env, batch_size: int, key: Array, reuse_simulations: int | None = None
+    env: Env,
+    batch_size: int,
+    key: Array,
+    reuse_simulations: int | None = None,
+    record_moves: bool = False,
 ) -> SelfPlayState:
     """B fresh games with empty trajectories, and empty carried trees for searches of
-    ``reuse_simulations`` when given (tree reuse)."""
+    ``reuse_simulations`` when given (tree reuse); ``record_moves``: the trajectories
+    keep each position's move and reward (a learned model, n-step targets)."""
     states = jax.vmap(env.init)(jax.random.split(key, batch_size))
     tree = None
     if reuse_simulations is not None:
@@ -108,6 +129,8 @@ def init_selfplay(
         length=jnp.zeros((b,), jnp.int32),
         returns=jnp.zeros((b, env.num_players), jnp.float32),
         tree=tree,
+        action=jnp.zeros((b, length), jnp.int32) if record_moves else None,
+        reward=jnp.zeros((b, length), jnp.float32) if record_moves else None,
     )
 
 
@@ -130,11 +153,30 @@ def add_rewards(sp: SelfPlayState, rewards: Array, discount: float) -> SelfPlayS
     )
 
 
-def finished_games_batch(sp: SelfPlayState, done: Array, root_value_weight: float = 0.0):
-    """The positions of finished games, flattened game-major: (Batch [B*L], valid [B*L])."""
+def n_step_returns(sp: SelfPlayState, n: int, discount: float) -> Array:
+    """float32 [B, L]: each position's n-step return, bootstrapped from the root value n
+    positions later, the sum stopping at the game's end (single-player: one mover)."""
+    assert sp.reward is not None, "n-step returns need the recorded rewards"
+    length = sp.player.shape[1]
+    ply = jnp.arange(length, dtype=jnp.int32)[None, :]  # [1, L]
+    gamma = jnp.float32(discount)
+    total = jnp.zeros_like(sp.reward)
+    for j in range(n):  # n is small (MuZero: 10); each term a shifted copy of the rewards
+        later = jnp.pad(sp.reward[:, j:], ((0, 0), (0, j)))  # [B, L]: r at ply i + j
+        total = total + jnp.where(ply + j < sp.length[:, None], gamma**j * later, 0.0)
+    bootstrap = jnp.pad(sp.root_value[:, n:], ((0, 0), (0, n)))  # q at ply i + n
+    return total + jnp.where(ply + n < sp.length[:, None], gamma**n * bootstrap, 0.0)
+
+
+def finished_games_batch(
+    sp: SelfPlayState, done: Array, root_value_weight: float = 0.0, td_steps: int = 0,
+    discount: float = 1.0,
+):  # fmt: skip
+    """The positions of finished games, flattened game-major: (Batch [B*L], valid [B*L]);
+    value targets the return to the end, or with ``td_steps`` n > 0 the n-step return."""
     b, n = sp.player.shape
     ply = jnp.arange(n, dtype=jnp.int32)[None, :]  # [1, L]
-    target = sp.value_return  # [B, L]
+    target = sp.value_return if td_steps == 0 else n_step_returns(sp, td_steps, discount)
     # w may be a population member's traced value: computed even at 0 (it is then exact)
     target = (1.0 - root_value_weight) * target + root_value_weight * sp.root_value
     valid = done[:, None] & (ply < sp.length[:, None])  # [B, L]
@@ -144,7 +186,25 @@ def finished_games_batch(sp: SelfPlayState, done: Array, root_value_weight: floa
         value_target=target.reshape(b * n),
         legal_action_mask=sp.legal_action_mask.reshape(b * n, -1),
     )
+    if sp.action is not None and sp.reward is not None:
+        remaining = sp.length[:, None] - 1 - ply  # [B, L]
+        batch = batch.replace(
+            action=sp.action.reshape(b * n),
+            reward=sp.reward.reshape(b * n),
+            remaining=remaining.reshape(b * n),
+        )
     return batch, valid.reshape(b * n)
+
+
+def _record_move(sp: SelfPlayState, action: Array, reward: Array) -> SelfPlayState:
+    """Record the move [B] played at each game's last recorded position and the reward
+    [B] it paid its mover (when the trajectories keep moves)."""
+    if sp.action is None or sp.reward is None:
+        return sp
+    rows, at = jnp.arange(sp.length.shape[0]), sp.length - 1  # [B], [B]
+    return sp.replace(
+        action=sp.action.at[rows, at].set(action), reward=sp.reward.at[rows, at].set(reward)
+    )
 
 
 def _record_position(sp: SelfPlayState, states: State, policy: Array, value: Array):
@@ -196,10 +256,12 @@ def _make_search_move(
     member_axis: str | None,
 ) -> Callable:
     """``search_move(params, states, root, tree, k_search, k_act) -> (weights, action,
-    value, target, tree)``: the search of a move of B games, its policy ``weights`` float32
-    [B, A], the move chosen ``action`` int32 [B], the root ``value`` float32 [B], the
-    policy ``target`` [B, A] recorded for training (``weights``, or zeros after a cheap
-    search of playout-cap randomisation) and the grown tree (None without tree reuse)."""
+    value, target, tree, counts)``: the search of a move of B games, its policy
+    ``weights`` float32 [B, A], the move chosen ``action`` int32 [B], the root ``value``
+    float32 [B], the policy ``target`` [B, A] recorded for training (``weights``, or zeros
+    after a cheap search of playout-cap randomisation), the grown tree (None without tree
+    reuse) and a learned model's node counts (``MODEL_SUMS``, float32 [] each; zeros with
+    the rules)."""
 
     def search_move(params, states, root, tree, k_search, k_act):
         def searched(num_simulations: int, noise: bool):
@@ -217,19 +279,23 @@ def _make_search_move(
                 temperature=sp_cfg.temperature,
             )
             grown = output.search_tree if tree is not None else None
-            return output.action_weights, action, output.search_tree.summary().value, grown
+            counts = (jnp.float32(0), jnp.float32(0))
+            if options.model is not None:
+                counts = model_lib.off_rules_counts(output.search_tree)
+            value = output.search_tree.summary().value
+            return output.action_weights, action, value, grown, counts
 
         if not sp_cfg.playout_cap:
-            weights, action, value, grown = searched(simulations, True)
-            return weights, action, value, weights, grown
+            weights, action, value, grown, counts = searched(simulations, True)
+            return weights, action, value, weights, grown, counts
         # One draw for the batch (its games are searched together): full or cheap.
         full = jax.random.uniform(jax.random.fold_in(k_search, 2)) < sp_cfg.full_search_share
-        weights, action, value, grown = jax.lax.cond(
+        weights, action, value, grown, counts = jax.lax.cond(
             full,
             lambda: searched(simulations, True),
             lambda: searched(sp_cfg.cheap_simulations, False),
         )
-        return weights, action, value, jnp.where(full, weights, 0.0), grown
+        return weights, action, value, jnp.where(full, weights, 0.0), grown, counts
 
     return search_move
 
@@ -243,6 +309,7 @@ def make_selfplay_fn(
     *,
     num_simulations: int,
     member_axis: str | None = None,
+    td_steps: int = 0,
 ) -> Callable:
     """``play(params, sp, buffer, key) -> (sp, buffer, sums, moves)``: T moves of every game.
 
@@ -255,7 +322,8 @@ def make_selfplay_fn(
     playout-cap randomisation with ``config.cheap_simulations``) as ``options`` say (with
     ``options.reuse_tree`` the games carry their trees in ``sp.tree``); ``member_axis``
     names the population axis it is vmapped over, if any
-    (:func:`jaxzero.core.search.run_search`).
+    (:func:`jaxzero.core.search.run_search`). With a learned model (``options.model``)
+    ``sums`` also holds ``MODEL_SUMS``; ``td_steps`` n > 0: n-step value targets.
     """
     sp_cfg = config
     search_move = _make_search_move(
@@ -268,8 +336,8 @@ def make_selfplay_fn(
         states = sp.env_state
         b = states.current_player.shape[0]
 
-        root = search.make_root(params, states, apply_fn)
-        weights, action, value, target, tree = search_move(
+        root = search.make_root(params, states, apply_fn, options)
+        weights, action, value, target, tree, counts = search_move(
             params, states, root, sp.tree, k_search, k_act
         )
         if sp_cfg.opening_plies > 0:  # uniformly random legal moves open every game
@@ -283,10 +351,14 @@ def make_selfplay_fn(
             tree = search.carry_tree(tree, action, num_simulations)
         sp = _record_position(sp, states, target, value)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
+        to_mover = jnp.take_along_axis(nxt.rewards, states.current_player[:, None], axis=1)
+        sp = _record_move(sp, action, to_mover[:, 0])
         sp = add_rewards(sp, nxt.rewards, sp_cfg.discount)
         done = nxt.terminated | nxt.truncated  # bool [B]
 
-        batch, valid = finished_games_batch(sp, done, sp_cfg.root_value_weight)
+        batch, valid = finished_games_batch(
+            sp, done, sp_cfg.root_value_weight, td_steps, sp_cfg.discount
+        )
         buffer = replay_lib.add(buffer, batch, valid)
 
         fresh = jax.vmap(env.init)(jax.random.split(k_reset, b))
@@ -295,6 +367,8 @@ def make_selfplay_fn(
         )
 
         sums = _move_sums(root, weights, sp, done, valid)
+        if options.model is not None:
+            sums |= dict(zip(MODEL_SUMS, counts, strict=True))
         sp = sp.replace(
             env_state=env_state,
             tree=tree,
