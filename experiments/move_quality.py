@@ -48,7 +48,7 @@ def main() -> None:
     game = agent.config.game
     print(f"{game} agent at iteration {agent.iteration} ({args.run})")
     print(f"raw policy          : {probe.quality(raw, agent.params)}")
-    kind = search.config.kind
+    kind = args.search or agent.config.search.kind
     quality = probe.quality(search, agent.params, key=jax.random.key(1))
     print(f"{kind} {args.simulations:>4} sims    : {quality}")
 

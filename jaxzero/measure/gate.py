@@ -49,6 +49,7 @@ from envs.core import Env
 from jaxzero.core.config import Config, GateConfig
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
+from jaxzero.core.search import SearchOptions
 from jaxzero.measure.match import Match, MatchResult, make_match
 from jaxzero.measure.players import evaluation_player
 
@@ -85,10 +86,16 @@ class Gate:
         return Verdict(result, score, should_promote(score, result.games, self.config))
 
 
-def make_gate(config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy) -> Gate:
+def make_gate(
+    config: Config,
+    env: Env,
+    apply_fn: ApplyFn,
+    policy: SearchPolicy,
+    options: SearchOptions | None = None,
+) -> Gate:
     """The learner-vs-best match of ``config.gate`` at ``config.evaluation``'s strength,
-    searching with ``policy``."""
-    player = evaluation_player(config, env, apply_fn, policy)
+    searching with ``policy`` as ``options`` say (a learned model's: ``trainer.options``)."""
+    player = evaluation_player(config, env, apply_fn, policy, options)
     match = make_match(env, player, player, config.gate.num_games, config.evaluation.opening_plies)
     return Gate(config.gate, match)
 

@@ -254,7 +254,11 @@ def evaluation_network(apply_fn: ApplyFn, env: Env, average_symmetries: bool) ->
 
 
 def evaluation_player(
-    config: Config, env: Env, apply_fn: ApplyFn, policy: SearchPolicy
+    config: Config,
+    env: Env,
+    apply_fn: ApplyFn,
+    policy: SearchPolicy,
+    options: SearchOptions | None = None,
 ) -> SearchPlayer:
     """The agent of ``config`` at evaluation strength.
 
@@ -264,11 +268,22 @@ def evaluation_player(
         env: the game.
         apply_fn: the raw network.
         policy: the search policy (a trainer's ``search``).
+        options: how the search treats the game (a trainer's ``options``); None:
+            ``config.search``'s with the rules. A learned model's run must pass them:
+            they hold the model (``options.model``).
 
     Returns:
         A :class:`SearchPlayer`.
+
+    Raises:
+        ValueError: ``config.model`` is learned and ``options`` hold no model.
     """
     evaluation = config.evaluation
     network = evaluation_network(apply_fn, env, evaluation.average_symmetries)
-    options = SearchOptions.of(config.search)
+    if options is None:
+        options = SearchOptions.of(config.search)
+    if config.model.learned and options.model is None:
+        raise ValueError(
+            "model.kind=learned: pass the options that hold the model (trainer.options)"
+        )
     return SearchPlayer(env, network, policy, evaluation.simulations, options)

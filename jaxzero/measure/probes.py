@@ -17,6 +17,7 @@ from typing import Any
 import envs
 from jaxzero.core import networks
 from jaxzero.core.config import Config
+from jaxzero.core.model import make_network
 from jaxzero.measure.players import RawPolicyPlayer
 from jaxzero.measure.positions import MoveQuality, SolvedPositions
 from jaxzero.measure.statistics import wilson_interval
@@ -63,5 +64,5 @@ def make_judge(config: Config) -> ShareJudge:
         replayed once.
     """
     env = envs.make(config.game)
-    network = networks.make_network(config.network, env)
+    network = make_network(config, env)  # the rules network, or the learned model's
     return ShareJudge(RawPolicyPlayer(networks.make_apply_fn(network)), SolvedPositions(env))

@@ -30,9 +30,11 @@ from jaxzero.core import networks, policies
 from jaxzero.core import search as search_lib
 from jaxzero.core.config import Config, apply_overrides, parse_key_values
 from jaxzero.core.loop import make_trainer, record_search, resolve_env, resolve_network
+from jaxzero.core.model import learned_model, make_network
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.population import member
+from jaxzero.core.search import SearchOptions
 from jaxzero.core.trust import TrustCode, UntrustedCode, check_trusted
 from jaxzero.measure.players import SearchPlayer, evaluation_player
 from jaxzero.measure.roots import Analysis, analyze_position
@@ -288,16 +290,18 @@ def load_agent(
     if agent_files.is_agent_folder(path):
         if step is not None:
             raise CheckpointError(f"{path} is an exported agent, one network: drop the step")
-        config, env, apply_fn, params, iteration, search = _from_agent_folder(path, settings, given)
+        config, env, apply_fn, params, iteration, search, options = _from_agent_folder(
+            path, settings, given
+        )
     else:
-        config, env, apply_fn, params, iteration, search = _from_checkpoint(
+        config, env, apply_fn, params, iteration, search, options = _from_checkpoint(
             path, step, settings, given
         )
     twin = next((agent for agent in like if _plays_alike(agent.config, config)), None)
     if twin is not None:
         env, apply_fn, player = twin.env, twin.network, twin.player
     else:
-        player = evaluation_player(config, env, apply_fn, search)
+        player = evaluation_player(config, env, apply_fn, search, options)
     return Agent(config, env, params, apply_fn, player, iteration)
 
 
@@ -337,8 +341,8 @@ def _cannot_rebuild(where: Path, error: Exception, argument: str) -> CheckpointE
 
 
 def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any], given: tuple):
-    """(config, env, apply_fn, params, iteration, search) of a run's checkpoint (the latest
-    if neither ``path`` nor ``step`` names one)."""
+    """(config, env, apply_fn, params, iteration, search, options) of a run's checkpoint
+    (the latest if neither ``path`` nor ``step`` names one)."""
     run_dir, found_step = locate(path)
     if members.is_population(run_dir):
         size = len(members.read_population(run_dir)[0])
@@ -368,7 +372,7 @@ def _from_checkpoint(path: Path, step: int | None, settings: Mapping[str, Any], 
         state = member(_read_playing_network(folder, stacked, at), k)
     # the playing network: the learner's, unless a gate kept an earlier best
     params, iteration = state["best_params"], int(state["iteration"])
-    return config, trainer.env, trainer.apply_fn, params, iteration, trainer.search
+    return config, trainer.env, trainer.apply_fn, params, iteration, trainer.search, trainer.options
 
 
 def _read_playing_network(run_dir: Path, abstract: Any, step: int | None) -> dict[str, Any]:
@@ -386,7 +390,8 @@ def _read_playing_network(run_dir: Path, abstract: Any, step: int | None) -> dic
 
 
 def _from_agent_folder(folder: Path, settings: Mapping[str, Any], given: tuple):
-    """(config, env, apply_fn, params, iteration, search) of an exported or shipped agent."""
+    """(config, env, apply_fn, params, iteration, search, options) of an exported or
+    shipped agent."""
     facts = agent_files.read_facts(folder)
     config = apply_overrides(read_config(folder), settings)
     if facts["game"] != config.game:
@@ -400,7 +405,8 @@ def _from_agent_folder(folder: Path, settings: Mapping[str, Any], given: tuple):
     )
     params = agent_files.read_params(folder, template)
     apply_fn = networks.make_apply_fn(network)
-    return config, env, apply_fn, params, int(facts["iteration"]), search
+    options = SearchOptions.of(config.search, learned_model(config, env, network))
+    return config, env, apply_fn, params, int(facts["iteration"]), search, options
 
 
 def export_agent(
@@ -438,7 +444,8 @@ def export_agent(
         "positions": int(progress.get("positions_written") or 0) or None,
         "seconds": round(progress["elapsed"]) if progress.get("elapsed") is not None else None,
         "parameters": sum(int(x.size) for x in jax.tree.leaves(agent.params)),
-        "network": type(networks.make_network(agent.config.network, agent.env)).__name__,
+        "network": type(make_network(agent.config, agent.env)).__name__,
+        "model": agent.config.model.kind,
         "source": f"{run_dir}/{CHECKPOINT_DIR}/{agent.iteration}",
     }
     card = agent_files.model_card(agent.config, facts)
@@ -465,7 +472,8 @@ def untrained_agent(config: Config, key: Array) -> Agent:
     search = policies.make_search(config.search)
     apply_fn = networks.make_apply_fn(network)
     params = networks.init_params(network, env, key)
-    player = evaluation_player(config, env, apply_fn, search)
+    options = SearchOptions.of(config.search, learned_model(config, env, network))
+    player = evaluation_player(config, env, apply_fn, search, options)
     return Agent(config, env, params, apply_fn, player, iteration=0)
 
 

@@ -112,13 +112,18 @@ class SingleRun:
         if config.gate.enabled:
             hooks.append(
                 hooks_lib.GateHook(
-                    make_gate(config, trainer.env, trainer.apply_fn, trainer.search), config.seed
+                    make_gate(
+                        config, trainer.env, trainer.apply_fn, trainer.search, trainer.options
+                    ),
+                    config.seed,
                 )
             )
         if config.evaluation.every > 0:
             evaluation = None  # evaluation.games=0: no matches, the solved positions only
             if config.evaluation.games:
-                player = evaluation_player(config, trainer.env, trainer.apply_fn, trainer.search)
+                player = evaluation_player(
+                    config, trainer.env, trainer.apply_fn, trainer.search, trainer.options
+                )
                 evaluation = make_evaluation(
                     trainer.env,
                     player,
