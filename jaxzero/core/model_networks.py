@@ -39,6 +39,8 @@ from jaxzero.core.networks import Conv, ResidualBlock, policy_logits, value_outp
 
 Array = jax.Array
 
+# A latent's range below which min-max scaling stops stretching it (see scale_latent).
+MIN_LATENT_RANGE = 0.01
 # The methods the search and the learner call on a learned-model network.
 METHODS = ("represent", "step", "predict")
 
@@ -65,11 +67,18 @@ def predict(
 
 
 def scale_latent(latent: Array) -> Array:
-    """Each position's latent [B, ...] min-max scaled to [0, 1] (MuZero, appendix G)."""
+    """Each position's latent [B, ...] min-max scaled to [0, 1] (MuZero, appendix G).
+
+    The bounds are constants to the gradient: the scaling is an affine map per position,
+    and a max's gradient (shared among the entries equal to it) is 0/0 wherever a
+    compiler's rounding leaves no entry equal (seen at XLA's optimisation level 0). A
+    latent of (nearly) one value is shifted, not stretched: dividing by a range near 0
+    would multiply its gradient by as much (an empty board's latent is all zeros at
+    initialisation, every layer's bias being 0)."""
     flat = latent.reshape(latent.shape[0], -1)
-    low = flat.min(axis=1, keepdims=True)
-    high = flat.max(axis=1, keepdims=True)
-    scaled = (flat - low) / jnp.maximum(high - low, 1e-6)
+    low = jax.lax.stop_gradient(flat.min(axis=1, keepdims=True))
+    high = jax.lax.stop_gradient(flat.max(axis=1, keepdims=True))
+    scaled = (flat - low) / jnp.maximum(high - low, MIN_LATENT_RANGE)
     return scaled.reshape(latent.shape)
 
 
