@@ -10,10 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import error_line
 from typer.testing import CliRunner
 
 import envs
-from helpers import error_line
 from jaxzero.cli import app
 from jaxzero.core import model as model_lib
 from jaxzero.core import model_networks, replay, selfplay, unroll
