@@ -16,6 +16,11 @@ Your own game, network and search rule are arguments (mctx's style)::
     jaxzero.train("runs/mine", trainer=trainer, iterations=100)
     jaxzero.register_game(jaxzero.GameKit("my_game", env=MyGame, preset=config))  # by name
 
+Planning with a learned model (MuZero) instead of the rules, on the same loop::
+
+    config = jaxzero.apply_overrides(jaxzero.get_preset("tic_tac_toe"), {"model.kind": "learned"})
+    trainer = jaxzero.make_trainer(config)    # network: a LearnedModelNetwork (h, g, f)
+
 Many seeds and hyperparameters as one compiled program (a population axis)::
 
     population = jaxzero.make_population(config, seeds=range(8),
@@ -37,6 +42,8 @@ if TYPE_CHECKING:
     from jaxzero.core.defaults import default_config
     from jaxzero.core.games import GameKit, register_game
     from jaxzero.core.loop import Trainer, TrainState, make_trainer
+    from jaxzero.core.model import LearnedModel
+    from jaxzero.core.model_networks import LearnedModelNetwork
     from jaxzero.core.networks import ApplyFn, make_network, register_network
     from jaxzero.core.policies import (
         GumbelSearch,
@@ -84,6 +91,8 @@ _EXPORTS = {
     "make_search": "jaxzero.core.policies",
     "register_search": "jaxzero.core.policies",
     "SearchOptions": "jaxzero.core.search",
+    "LearnedModel": "jaxzero.core.model",
+    "LearnedModelNetwork": "jaxzero.core.model_networks",
     # measuring (jaxzero.measure)
     "Player": "jaxzero.measure.players",
     "SearchPlayer": "jaxzero.measure.players",
@@ -121,6 +130,8 @@ __all__ = [
     "GameKit",
     "GumbelSearch",
     "Hook",
+    "LearnedModel",
+    "LearnedModelNetwork",
     "MatchResult",
     "Player",
     "Population",
