@@ -3,6 +3,8 @@ is the chosen child's subtree node for node, a search from an empty carried tree
 mctx's tree, a reused search keeps its budget and never plays an illegal move, and a
 carried tree whose root is not the position reached is never used."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import mctx
@@ -21,6 +23,7 @@ SIMULATIONS = 24
 Tree = mctx.Tree
 
 
+@functools.cache  # one compiled search per kind and game for the module's tests
 def _search(kind: str, game: str = "tic_tac_toe"):
     env, root, recurrent_fn, invalid = _roots(game)
     policy = mcts.puct_policy if kind == "puct" else mcts.gumbel_policy
@@ -195,16 +198,17 @@ def test_a_carried_tree_whose_root_is_not_the_position_is_not_used():
     policy, options = make_search(config), search.SearchOptions.of(config)
     states = root.embedding
     action = policy.greedy_action(output)
-    grown = search.run_search(
-        None, states, jax.random.key(0), env, apply, policy, num_simulations=SIMULATIONS,
-        options=options, tree=search.empty_trees(states, SIMULATIONS, env.num_actions),
-    ).search_tree  # fmt: skip
-    carried = search.carry_tree(grown, action, SIMULATIONS)
-    # Searched from the position before the move, not the one the tree leads to: cleared.
-    again = search.run_search(
-        None, states, jax.random.key(1), env, apply, policy, num_simulations=SIMULATIONS,
-        options=options, tree=carried,
+    run = jax.jit(  # one compile for both searches (the same shapes)
+        lambda key, tree: search.run_search(
+            None, states, key, env, apply, policy, num_simulations=SIMULATIONS,
+            options=options, tree=tree,
+        )
     )  # fmt: skip
+    grown = run(jax.random.key(0), search.empty_trees(states, SIMULATIONS, env.num_actions))
+    carried = search.carry_tree(grown.search_tree, action, SIMULATIONS)
+    # Searched from the position before the move, not the one the tree leads to: cleared.
+    again = run(jax.random.key(1), carried)
+    assert run._cache_size() == 1
     assert bool(jnp.all(again.search_tree.node_visits[:, 0] == SIMULATIONS + 1))
 
 
