@@ -300,3 +300,14 @@ def test_a_setting_a_learned_model_cannot_honour_is_one_error_line(tmp_path, arg
 def test_a_learned_model_needs_a_network_with_the_models_methods(learned_config):
     with pytest.raises(ValueError, match="has no represent, step, predict"):
         model_lib.check_learned_network(envs, "mine")  # anything without the methods
+
+
+def test_an_exported_learned_agent_names_its_model_and_plays_back(learned_run, tmp_path):
+    from jaxzero.run.agents.agent import export_agent
+
+    export_agent(learned_run, tmp_path / "agent")
+    card = (tmp_path / "agent" / "MODEL_CARD.md").read_text()
+    assert "Plans with: a learned model (MuZero" in card and f"unrolls of {K} moves" in card
+    assert "MLP of" in card  # the trunk the three networks are built on
+    agent = load_agent(tmp_path / "agent")
+    assert agent.player.options.model is not None

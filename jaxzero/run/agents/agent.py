@@ -31,6 +31,7 @@ from jaxzero.core import search as search_lib
 from jaxzero.core.config import Config, apply_overrides, parse_key_values
 from jaxzero.core.loop import make_trainer, record_search, resolve_env, resolve_network
 from jaxzero.core.model import learned_model, make_network
+from jaxzero.core.model_networks import LearnedModelNetwork
 from jaxzero.core.networks import ApplyFn
 from jaxzero.core.policies import SearchPolicy
 from jaxzero.core.population import member
@@ -444,7 +445,7 @@ def export_agent(
         "positions": int(progress.get("positions_written") or 0) or None,
         "seconds": round(progress["elapsed"]) if progress.get("elapsed") is not None else None,
         "parameters": sum(int(x.size) for x in jax.tree.leaves(agent.params)),
-        "network": type(make_network(agent.config, agent.env)).__name__,
+        "network": _trunk(make_network(agent.config, agent.env)),
         "model": agent.config.model.kind,
         "source": f"{run_dir}/{CHECKPOINT_DIR}/{agent.iteration}",
     }
@@ -463,6 +464,14 @@ def _progress_at(run_dir: Path, iteration: int) -> dict[str, float]:
         return {}
     before = [row for row in rows if row["iteration"] <= iteration]
     return before[-1] if before else {}
+
+
+def _trunk(network: nn.Module) -> str:
+    """The class name of a network's trunk: a learned model's representation's (ResNet,
+    MLP), else the network's own."""
+    if isinstance(network, LearnedModelNetwork):
+        return type(network.representation).__name__.removesuffix("Representation")
+    return type(network).__name__
 
 
 def untrained_agent(config: Config, key: Array) -> Agent:

@@ -324,6 +324,17 @@ def network_description(net: NetworkConfig, built: str | None) -> str:
     return f"MLP of {net.num_layers} layers x {net.hidden_size}"
 
 
+def planning(config: Config) -> str:
+    """What the agent's search plans with, in words (a model card's line)."""
+    if config.model.learned:
+        return (
+            "Plans with: a learned model (MuZero: representation, dynamics and prediction, "
+            f"each on the network above; trained on unrolls of {config.model.unroll_steps} "
+            "moves); the rules only mask the root's moves."
+        )
+    return "Plans with: the game's rules (AlphaZero: the search steps the game itself)."
+
+
 def model_card(config: Config, facts: Mapping[str, Any]) -> str:
     """The facts an export knows, as a model card; its strength is measured afterwards."""
     net = config.network
@@ -336,6 +347,7 @@ def model_card(config: Config, facts: Mapping[str, Any]) -> str:
     return (
         f"# jaxzero agent: {config.game}\n\n"
         f"- Network: {shape}, {count('parameters')} parameters, {net.value_head} value head.\n"
+        f"- {planning(config)}\n"
         f"- Training: iteration {facts.get('iteration')}, {count('positions')} self-play "
         f"positions, {trained} (from `{facts.get('source')}`).\n"
         f"- Plays with: {config.search.kind} search, {config.evaluation.simulations} "
