@@ -322,6 +322,7 @@ class Interrupt:
         watched = signals.installed()  # the watcher says "stopping" and ends a second signal
 
         def request(signum: int, frame: object) -> None:
+            signals.claim(signum)  # the loop's, whenever the watcher reads it
             if self.requested and signum == signal.SIGINT and not watched:
                 raise KeyboardInterrupt
             first = not self.requested

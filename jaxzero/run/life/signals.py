@@ -13,7 +13,10 @@ While the training loop runs it takes the first signal itself
 (``jaxzero.run.life.driver.Interrupt``: stop after the iteration, checkpoint saved);
 :func:`loop_takes_signals` marks that stretch, during which the watcher lets the loop's
 handler act on the first signal and ends the process itself on the second (or third...),
-at whatever moment it comes. The loop must
+at whatever moment it comes. A signal belongs to the loop if its handler took it
+(:func:`claim`), however late the watcher reads its byte: on a loaded machine the watcher
+may read it only after the loop has ended and while the checkpoint is being saved, and it
+must not then end the process and remove the unsaved run. The loop must
 not raise there: a KeyboardInterrupt raised in the middle of the first compile left XLA
 half-built, and the interpreter's teardown then crashed on it (exit 139 after "checkpoint
 saved", every time); ``os._exit`` tears nothing down.
@@ -37,6 +40,7 @@ _created: list[Path] = []  # run folders this process made (removed if never che
 _loop = threading.Event()  # set while the training loop takes the signals itself
 _installed = threading.Event()
 _loop_signals: list[int] = []  # the signals the watcher saw while the loop took them
+_claimed: list[int] = []  # the signals the loop's own handler took (main thread)
 STOPPING = "{}: stopping after this iteration (again: stop at once, unsaved)\n"
 
 
@@ -70,11 +74,18 @@ def created(run_dir: Path) -> None:
 def loop_takes_signals() -> Iterator[None]:
     """The stretch during which the training loop's own handlers act on signals."""
     _loop_signals.clear()
+    _claimed.clear()
     _loop.set()
     try:
         yield
     finally:
         _loop.clear()
+
+
+def claim(signum: int) -> None:
+    """The training loop's handler took ``signum`` (called from it, in the main thread):
+    the watcher counts it as the loop's even when it reads its byte after the loop."""
+    _claimed.append(signum)
 
 
 def taken() -> list[int]:
@@ -100,8 +111,8 @@ def _wake_only(signum: int, frame: object) -> None:
 def _watch(read: int) -> None:
     while True:
         for signum in os.read(read, 64):
-            if not _loop.is_set():
-                _exit(signum)
+            if not _loop.is_set() and len(_claimed) <= len(_loop_signals):
+                _exit(signum)  # a signal outside the loop that its handler did not take
             _loop_signals.append(signum)
             if len(_loop_signals) > 1:  # the loop's handler took the first: this one is ours
                 _exit(signum, again=True)

@@ -93,3 +93,45 @@ def _interrupted(run: Path, sig: signal.Signals, count: int, wait: float) -> tup
         time.sleep(0.2)
     output, _ = process.communicate(timeout=60)
     return process.returncode, output
+
+
+LATE_WATCHER = """
+import os, signal, sys, time
+from jaxzero.core.config import apply_overrides
+from jaxzero.core.defaults import starting_config
+from jaxzero.run.life import signals
+from jaxzero.run.life.driver import train
+
+read = os.read
+signals.os.read = lambda fd, n: (read(fd, n), time.sleep(0.5))[0]  # a loaded machine
+signals.install()
+settings = dict(item.split("=") for item in sys.argv[2:])
+config = apply_overrides(starting_config("tic_tac_toe"), settings)
+
+class KillAtTwo:
+    def __call__(self, step):
+        if step.iteration == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def close(self, step):  # a slow close: the watcher wakes while the run is saved
+        time.sleep(1.5)
+
+result = train(sys.argv[1], config, iterations=1000, hooks=[KillAtTwo()])
+print("stopped at", result.iterations, "interrupted", result.interrupted)
+"""
+
+
+def test_a_signal_the_loop_took_is_the_loops_however_late_the_watcher_reads_it(tmp_path):
+    """The loop takes SIGTERM at iteration 2, stops and saves; the watcher, scheduled
+    late, reads the signal only once the loop is over: it must not end the process and
+    remove the run as if the signal had come outside the loop (the run had no checkpoint
+    yet: checkpoint_every is far)."""
+    run = tmp_path / "run"
+    settings = [s for s in TINY if not s.startswith("train.checkpoint_every")]
+    far = ["train.checkpoint_every=1000", "train.keep_every=0"]
+    args = [sys.executable, "-c", LATE_WATCHER, str(run), *settings, *far]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "stopped at 2 interrupted True" in output
+    assert (run / "checkpoints" / "2").is_dir(), output
