@@ -61,6 +61,23 @@ def test_a_learned_run_is_one_compiled_iteration_with_the_model_diagnostics(
     assert max(row["model/off_rules"] for row in rows) > 0.0
 
 
+def test_a_learned_run_resumes_bit_exactly(
+    tmp_path, learned_run, learned_config, train_run, trainers
+):
+    """Two iterations, a resume to four: the state of the four straight (replay's
+    sequences, the selfplay games' recorded moves, the model) to the bit."""
+    from helpers import restored_state
+
+    run = tmp_path / "run"
+    train_run(run, learned_config, iterations=2)
+    assert train_run(run, resume=True, iterations=4).iterations == 4
+    trainer = trainers(learned_config)
+    a, b = restored_state(learned_run, trainer), restored_state(run, trainer)
+    assert a.replay.remaining is not None and a.selfplay.action is not None
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
 def test_the_rules_run_keeps_its_pytree(ttt_config, trainers):
     """``model.kind=rules`` (the default) adds nothing to the state: old checkpoints
     restore, and tests/test_pinned_behaviour.py pins the numbers."""
