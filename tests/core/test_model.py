@@ -328,3 +328,19 @@ def test_an_exported_learned_agent_names_its_model_and_plays_back(learned_run, t
     assert "MLP of" in card  # the trunk the three networks are built on
     agent = load_agent(tmp_path / "agent")
     assert agent.player.options.model is not None
+
+
+def test_a_learned_runs_report_draws_the_model_diagnostics(learned_run, tmp_path, tiny_run):
+    import shutil
+
+    from jaxzero.run.reports.report import write_report
+
+    run = tmp_path / "run"
+    shutil.copytree(learned_run, run)
+    write_report(run)
+    assert (run / "report" / "model.png").is_file()
+    assert "model/value_error_1" in (run / "report" / "summary.md").read_text()
+    rules = tmp_path / "rules"
+    shutil.copytree(tiny_run, rules)
+    write_report(rules)
+    assert not (rules / "report" / "model.png").exists()  # a rules run has no model

@@ -44,6 +44,11 @@ FIGURES: dict[str, tuple[str, str, Callable[[str], bool]]] = {
         "score / rate",
         lambda n: n.startswith(("eval/", "arena/")) and not n.endswith(("promoted", "games")),
     ),
+    "model.png": (  # a learned model's run only
+        "Learned model: its errors k moves on; nodes off the rules",
+        "error / share",
+        lambda n: n.startswith(("model/value_error", "model/policy_distance", "model/off_rules")),
+    ),
     "games.png": (
         "Self-play games",
         "value",
