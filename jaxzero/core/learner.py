@@ -14,6 +14,7 @@ decay (not an L2 term in the loss).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -95,10 +96,25 @@ def make_update_fn(
     the minibatch; gradients and metrics are averaged over the axis (``pmean``), so every
     device takes the step of the whole minibatch."""
 
-    def update(params, opt_state, batch: Batch):
-        grads, metrics = jax.grad(loss_fn, has_aux=True)(
-            params, apply_fn, batch, config.value_loss_weight, value
-        )
+    def loss(params, batch: Batch) -> tuple[Array, dict[str, Array]]:
+        return loss_fn(params, apply_fn, batch, config.value_loss_weight, value)
+
+    return make_step_fn(loss, optimizer, axis_name)
+
+
+def make_step_fn(
+    loss: Callable[[Any, Any], tuple[Array, dict[str, Array]]],
+    optimizer: optax.GradientTransformation,
+    axis_name: str | None = None,
+) -> Callable:
+    """``update(params, opt_state, batch) -> (params, opt_state, metrics)``: one optax
+    step on ``loss(params, batch) -> (scalar, metrics)``, gradients and metrics averaged
+    over ``axis_name`` when given; ``metrics`` gain ``grad_norm``. Every learner's step:
+    the rules' (:func:`make_update_fn`) and the learned model's
+    (:func:`jaxzero.core.unroll.make_unroll_update_fn`)."""
+
+    def update(params, opt_state, batch):
+        grads, metrics = jax.grad(loss, has_aux=True)(params, batch)
         if axis_name is not None:
             grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
         updates, opt_state = optimizer.update(grads, opt_state, params)

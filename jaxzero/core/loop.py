@@ -462,25 +462,11 @@ def _make_learn(
     )
     symmetries = env.symmetries if config.replay.augment else None
     minibatch = optim.minibatch_size // shards
-    own = _over_devices(axis_name)[1]
 
-    def learn(params, opt_state, buffer: replay.ReplayBuffer, ready: Array, key: Array):
-        def one(carry, k):
-            params, opt_state = carry
-            batch = replay.sample(buffer, own(k), minibatch, symmetries)
-            new_params, new_opt_state, m = update(params, opt_state, batch)
-            params, opt_state = jax.tree.map(
-                lambda new, old: jnp.where(ready, new, old),
-                (new_params, new_opt_state),
-                (params, opt_state),
-            )
-            return (params, opt_state), m
+    def sample(params, buffer: replay.ReplayBuffer, key: Array) -> replay.Batch:
+        return replay.sample(buffer, key, minibatch, symmetries)
 
-        keys = jax.random.split(key, optim.updates_per_iteration)
-        (params, opt_state), metrics = jax.lax.scan(one, (params, opt_state), keys)
-        return params, opt_state, metrics
-
-    return learn
+    return _updates(sample, update, optim.updates_per_iteration, axis_name)
 
 
 def _make_learn_unrolled(
@@ -502,20 +488,32 @@ def _make_learn_unrolled(
     symmetries = env.symmetries if config.replay.augment else None
     minibatch = optim.minibatch_size // shards
     rows = round(config.model.reanalyse * minibatch)
+
+    def sample(params, buffer: replay.ReplayBuffer, key: Array) -> unroll.Unroll:
+        k_sample, k_search = jax.random.split(key)
+        batch = unroll.sample_unroll(
+            buffer, k_sample, minibatch, config.model.unroll_steps, symmetries
+        )
+        if rows == 0:
+            return batch
+        return unroll.reanalyse(
+            params, batch, k_search, model=model, env=env, policy=search,
+            num_simulations=config.search.num_simulations, rows=rows,
+        )  # fmt: skip
+
+    return _updates(sample, update, optim.updates_per_iteration, axis_name)
+
+
+def _updates(sample: Callable, update: Callable, count: int, axis_name: str | None) -> Callable:
+    """``learn`` of ``count`` updates in a ``lax.scan``: each draws its minibatch with
+    ``sample(params, buffer, key)`` (the key folded with the device's index) and applies
+    ``update(params, opt_state, batch)``, kept only when the buffer is ``ready``."""
     own = _over_devices(axis_name)[1]
 
     def learn(params, opt_state, buffer: replay.ReplayBuffer, ready: Array, key: Array):
         def one(carry, k):
             params, opt_state = carry
-            k_sample, k_search = jax.random.split(own(k))
-            batch = unroll.sample_unroll(
-                buffer, k_sample, minibatch, config.model.unroll_steps, symmetries
-            )
-            if rows > 0:
-                batch = unroll.reanalyse(
-                    params, batch, k_search, model=model, env=env, policy=search,
-                    num_simulations=config.search.num_simulations, rows=rows,
-                )  # fmt: skip
+            batch = sample(params, buffer, own(k))
             new_params, new_opt_state, m = update(params, opt_state, batch)
             params, opt_state = jax.tree.map(
                 lambda new, old: jnp.where(ready, new, old),
@@ -524,7 +522,7 @@ def _make_learn_unrolled(
             )
             return (params, opt_state), m
 
-        keys = jax.random.split(key, optim.updates_per_iteration)
+        keys = jax.random.split(key, count)
         (params, opt_state), metrics = jax.lax.scan(one, (params, opt_state), keys)
         return params, opt_state, metrics
 

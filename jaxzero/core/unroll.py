@@ -40,6 +40,7 @@ import optax
 from envs.core import Env, state_dataclass
 from envs.symmetry import Symmetries
 from jaxzero.core.config import OptimConfig
+from jaxzero.core.learner import make_step_fn
 from jaxzero.core.model import LearnedModel
 from jaxzero.core.model_networks import predict, represent, step
 from jaxzero.core.policies import SearchPolicy
@@ -193,20 +194,12 @@ def make_unroll_update_fn(
 ) -> Callable:
     """``update(params, opt_state, unroll) -> (params, opt_state, metrics)``: one step on
     :func:`unroll_loss_fn`, gradients averaged over ``axis_name`` as the rules learner's
-    (:func:`jaxzero.core.learner.make_update_fn`)."""
+    (:func:`jaxzero.core.learner.make_step_fn`)."""
 
-    def update(params, opt_state, unroll: Unroll):
-        grads, metrics = jax.grad(unroll_loss_fn, has_aux=True)(
-            params, network, unroll, config.value_loss_weight, value
-        )
-        if axis_name is not None:
-            grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        params = optax.apply_updates(params, updates)
-        metrics["grad_norm"] = optax.tree.norm(grads)
-        return params, opt_state, metrics
+    def loss(params, batch: Unroll) -> tuple[Array, dict[str, Array]]:
+        return unroll_loss_fn(params, network, batch, config.value_loss_weight, value)
 
-    return update
+    return make_step_fn(loss, optimizer, axis_name)
 
 
 def reanalyse(
