@@ -302,6 +302,15 @@ def test_a_learned_population_runs_its_members_in_one_program(learned_config):
         (["tic_tac_toe", "model.td_steps=5"], "two-player game"),
         (["star_duel", "model.kind=learned"], "may move twice running"),
         (
+            [
+                "tic_tac_toe",
+                "model.kind=learned",
+                "network.kind=jaxzero.core.networks:MLP",
+                'network.args={"hidden_size": 8, "num_layers": 1}',
+            ],
+            "has no represent, step, predict",
+        ),
+        (
             ["tic_tac_toe", "model.kind=learned", "model.inner_legal=true", "model.reanalyse=0.5"],
             "model.inner_legal",
         ),
