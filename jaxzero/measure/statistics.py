@@ -37,6 +37,7 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
+import scipy.stats
 
 
 def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -81,17 +82,11 @@ def paired_difference(
     return p1 - p2, max(-1.0, p1 - p2 - below), min(1.0, p1 - p2 + above)
 
 
-# Student's t(0.975, df) for df = 1..30; beyond, the normal's 1.96.
-_T975 = (12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
-
-
 def t975(df: float) -> float:
-    """Student's t quantile at 0.975 with ``df`` degrees of freedom (a fractional df, as
-    Welch's, rounded down: the wider interval)."""
-    df = max(int(df), 1)
-    return _T975[df - 1] if df <= len(_T975) else 1.96
+    """Student's t quantile at 0.975 with ``df`` degrees of freedom (fractional, as
+    Welch's, taken as it is): the exact quantile, never the normal's 1.96, which makes an
+    interval too narrow by ~4% at 31 degrees of freedom and ~1% at 100."""
+    return float(scipy.stats.t.ppf(0.975, max(float(df), 1.0)))
 
 
 def mean_interval(values: Iterable[float]) -> tuple[float, float, float]:

@@ -13,6 +13,7 @@ from jaxzero.measure.positions import optimal_move_share, states_from_moves
 from jaxzero.measure.statistics import (
     mean_interval,
     paired_difference,
+    t975,
     welch_difference,
     wilson_interval,
 )
@@ -43,10 +44,18 @@ def test_wilson_interval():
 
 
 def test_mean_and_welch_intervals_match_students_t():
-    # reference values from scipy.stats.t.ppf(0.975, df) (Welch's df 2.29 taken as 2)
+    import scipy.stats
+
     gumbel, puct = [0.87, 0.88, 0.86, 0.85], [0.68, 0.76, 0.70]
     assert mean_interval(gumbel) == pytest.approx((0.865, 0.844457, 0.885543), abs=1e-5)
-    assert welch_difference(gumbel, puct) == pytest.approx((0.151667, 0.044579, 0.258754), abs=1e-4)
+    # Welch's fractional df (2.29 here) as it is: scipy's own Welch test as the reference
+    reference = scipy.stats.ttest_ind(gumbel, puct, equal_var=False).confidence_interval(0.95)
+    difference = np.mean(gumbel) - np.mean(puct)
+    assert welch_difference(gumbel, puct) == pytest.approx(
+        (difference, reference.low, reference.high), abs=1e-9
+    )
+    assert t975(31) == pytest.approx(2.0395, abs=1e-4)  # not the normal's 1.96 past 30
+    assert t975(100) > 1.98
     assert mean_interval([0.5]) == (0.5, 0.5, 0.5)
     with pytest.raises(ValueError, match="2 runs a side"):
         welch_difference([0.5], puct)
