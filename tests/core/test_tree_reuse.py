@@ -294,4 +294,8 @@ def test_a_run_with_tree_reuse_saves_no_trees_and_resumes(tmp_path, trainers, tr
     assert (
         not np.asarray(trees.node_visits).any() and (np.asarray(trees.children_index) == -1).all()
     )
+    iteration = trainers(config).iteration
+    compiled = iteration._cache_size()
     assert train_run(run, resume=True, iterations=4).iterations == 4
+    # the empty trees placed as the restored fields: the same program as before the stop
+    assert iteration._cache_size() == compiled

@@ -54,8 +54,9 @@ def saved_part(state: Any) -> Any:
     return state.replace(selfplay=_without_fields(state.selfplay, set(UNSAVED_SELFPLAY_FIELDS)))
 
 
-def _empty_trees_like(abstract: Any) -> Any:
-    """Empty carried trees shaped like ``abstract`` (None stays None: no tree reuse)."""
+def _empty_trees_like(abstract: Any, beside: Any) -> Any:
+    """Empty carried trees shaped like ``abstract`` (None stays None: no tree reuse),
+    placed as ``beside``, a restored self-play array."""
     if abstract is None:
         return None
 
@@ -65,11 +66,20 @@ def _empty_trees_like(abstract: Any) -> Any:
         return jnp.zeros(like.shape, like.dtype)
 
     trees = jax.tree.map(zeros, abstract)
-    return mcts.cleared(trees, jnp.ones(trees.node_visits.shape[:1], bool))
+    trees = mcts.cleared(trees, jnp.ones(trees.node_visits.shape[:1], bool))
+    return jax.tree.map(lambda x: _placed_as(x, beside), trees)
 
 
-def _zeros_like(like: Any) -> Any:
-    return jnp.zeros(like.shape, like.dtype)
+def _zeros_like(like: Any, beside: Any) -> Any:
+    return _placed_as(jnp.zeros(like.shape, like.dtype), beside)
+
+
+def _placed_as(x: Any, beside: Any) -> Any:
+    """``x`` on the sharding of ``beside``, a restored array whose leading axes ``x``
+    shares (the trainer's data mesh, a population's members): a field made rather than
+    restored sits where the restored ones sit, or the first iteration after a resume
+    compiles a second program for the other placement."""
+    return jax.device_put(x, beside.sharding) if hasattr(beside, "sharding") else x
 
 
 def _without_fields(node: Any, names: set[str]) -> Any:
@@ -245,14 +255,15 @@ def completed(state: Any, abstract_state: Any) -> Any:
     """``state``, restored in a :func:`stored_layout`, as a state of ``abstract_state``'s
     layout: the carried trees empty, the fields an older layout lacks zeros."""
     tops = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
-    for name in ADDED_FIELDS:
+    for name in ADDED_FIELDS:  # placed as the iteration count, one per run or member
         if name not in tops and hasattr(abstract_state, name):
-            tops[name] = _zeros_like(getattr(abstract_state, name))
+            tops[name] = _zeros_like(getattr(abstract_state, name), tops["iteration"])
     old = tops["selfplay"]
     fields = {f.name: getattr(old, f.name) for f in dataclasses.fields(old)}
+    games = old.length  # [B], a population's [M, B]: the axes every self-play field starts with
     for name in ADDED_SELFPLAY_FIELDS:
         if name not in fields and hasattr(abstract_state.selfplay, name):
-            fields[name] = _zeros_like(getattr(abstract_state.selfplay, name))
-    fields["tree"] = _empty_trees_like(abstract_state.selfplay.tree)
+            fields[name] = _zeros_like(getattr(abstract_state.selfplay, name), games)
+    fields["tree"] = _empty_trees_like(abstract_state.selfplay.tree, games)
     tops["selfplay"] = type(abstract_state.selfplay)(**fields)
     return type(abstract_state)(**tops)
