@@ -92,3 +92,20 @@ def test_an_accelerator_section_finds_packages_on_the_callers_pythonpath(monkeyp
     accelerator.run_section(section, time.monotonic() + 60)
     assert section.result["status"] == "ok", section.result["output"]
     assert section.result["output"] == "1"
+
+
+def test_the_learned_model_benchmark_at_smoke_size_prints_both_tables(capsys):
+    import learned_model
+
+    learned_model.main(["--smoke", "--game", "tic_tac_toe", "--no-rules"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("tic_tac_toe: preset network (2x128 mlp)")
+    heading = next(i for i, line in enumerate(lines) if line.startswith("(a)"))
+    search_row = lines[heading + 2].split()
+    assert search_row[:2] == ["gumbel", "1"] and len(search_row) == 7  # no rules columns
+    assert all(float(x.rstrip("x").replace(",", "")) > 0 for x in search_row[2:])
+    assert lines[-2].split() == ["run", "K=2", "ms", "K=1", "ms", "rules", "ms"] + [
+        "K=2/K=1", "K=2/rules", "K=1/rules"
+    ]  # fmt: skip
+    learner_row = lines[-1].split()
+    assert learner_row[0] == "1" and all(float(x.rstrip("x")) > 0 for x in learner_row[1:])
