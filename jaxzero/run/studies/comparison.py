@@ -6,16 +6,24 @@ differ only in their seeds (a population's members that share their hyperparamet
 study's arm, or a single run, an arm of one). For every metric the runs log, the
 measurements that come every ``evaluation.every`` iterations included (``eval/raw_optimal``,
 each opponent's score), one figure draws each arm's mean over its seeds against the
-iteration, with the band mean ± t(0.975, n - 1) · s / √n. ``summary.md`` gives each arm's
-last measurement of each metric, mean and 95% interval, and for each pair of arms of at
-least two seeds Welch's difference of their means with its 95% interval (the statistics
-of ``experiments/compare_search``).
+iteration, with the band mean ± t(0.975, n - 1) · s / √n. ``summary.md`` leads with the
+study's answer: its question's metric (``eval/raw_optimal`` where the game has solved
+positions, else the first evaluation metric), each seed's value, each arm's mean with its
+95% interval, and Welch's difference of each pair of arms of at least two seeds with its
+95% interval (the statistics of ``experiments/compare_search``). Then every other metric
+the same way, as context: many intervals side by side, of which some exclude 0 by chance.
+
+An interval never leaves its metric's range: a rate or a share stays within [0, 1] and a
+loss, an error or a count at or above 0 (:func:`metric_range`; the t interval is clipped
+there), and a metric every seed measures alike (a population's throughput, one number
+for all its members) is said to be one value, not given an interval of width 0.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -72,8 +80,12 @@ def write_comparison(out: Path, arms: list[Arm], title: str, lines: list[str]) -
     names = _file_names(metrics)
     for metric in metrics:
         _figure(out, metric, series, names[metric])
-    text = [f"# {markdown_text(title)}", "", *lines, "", *_last_table(metrics, series)]
-    text += ["", *_differences(metrics, series), ""]
+    question = headline(metrics)
+    text = [f"# {markdown_text(title)}", "", *lines, ""]
+    if question is not None:
+        text += [*_answer(question, series), ""]
+    text += ["## Every metric", "", *_last_table(metrics, series)]
+    text += ["", *_differences(metrics, series, len(metrics)), ""]
     text += [f"![{markdown_text(metric)}]({names[metric]})" for metric in metrics]
     nolink.write_atomic(out.parent, out / SUMMARY_FILE, "\n".join(text) + "\n")
     return out
@@ -125,44 +137,136 @@ def _last(runs: list[Series], metric: str) -> list[float]:
     return [s[metric][max(s[metric])] for s in runs]
 
 
+# The metrics a study asks about first, in this order: the first one the arms log leads.
+QUESTIONS = ("eval/raw_optimal", "eval/vs_one_ply", "eval/vs_random", "game_return")
+_SHARES = ("buffer_fill", "updated", "finite", "model/off_rules", "eval/raw_optimal")
+_AT_LEAST_ZERO = ("_loss", "_error", "entropy", "grad_norm", "game_length", "_wins", "games",
+                  "kl_search_prior", "per_second", "positions", "policy_distance")  # fmt: skip
+
+
+def headline(metrics: list[str]) -> str | None:
+    """The study's question: the first of :data:`QUESTIONS` the arms log, else the first
+    evaluation metric (``eval/...``), else None."""
+    for name in QUESTIONS:
+        if name in metrics:
+            return name
+    return next((m for m in metrics if m.startswith("eval/")), None)
+
+
+def metric_range(metric: str) -> tuple[float, float]:
+    """The values ``metric`` can take: rates and shares [0, 1], scores against an
+    opponent [0, 1], losses, errors, entropies and counts [0, inf); anything else
+    unbounded."""
+    name = metric.rsplit("/", 1)[-1]
+    if (
+        metric in _SHARES
+        or name.endswith("_rate")
+        or (metric.startswith("eval/vs_") and not name.endswith(("_wins", "games")))
+    ):
+        return 0.0, 1.0
+    if any(part in metric for part in _AT_LEAST_ZERO):
+        return 0.0, math.inf
+    return -math.inf, math.inf
+
+
+def _interval(metric: str, values: list[float]) -> str:
+    """``mean [low, high]`` over the seeds, within the metric's range; one value when
+    every seed measured the same."""
+    mean, low, high = mean_interval(values)
+    if len(values) == 1:
+        return f"{mean:.4g}"
+    if max(values) == min(values):
+        return f"{mean:.4g} (one value for every seed)"
+    bottom, top = metric_range(metric)
+    return f"{mean:.4g} [{max(low, bottom):.4g}, {min(high, top):.4g}]"
+
+
+def _difference(metric: str, first: list[float], second: list[float]) -> str:
+    """Welch's difference of two arms' values with its interval, within the range a
+    difference of the metric can take."""
+    if max(first) == min(first) and max(second) == min(second):
+        return f"{np.mean(first) - np.mean(second):+.4g} (one value a side: no interval)"
+    diff, low, high = welch_difference(first, second)
+    bottom, top = metric_range(metric)
+    span = top - bottom
+    return f"{diff:+.4g} [{max(low, -span):+.4g}, {min(high, span):+.4g}]"
+
+
+def _pairs(series: dict[str, list[Series]]) -> list[tuple[str, str]]:
+    """The pairs of arms of two seeds or more each: those a difference has an interval for."""
+    return [
+        (a, b) for a, b in itertools.combinations(series, 2)
+        if len(series[a]) > 1 and len(series[b]) > 1
+    ]  # fmt: skip
+
+
+def _answer(metric: str, series: dict[str, list[Series]]) -> list[str]:
+    """The study's question answered first: each seed's last value, each arm's mean and
+    interval, and each pair's difference in words."""
+    name = markdown_text(metric)
+    lines = [
+        f"## The answer: {name}",
+        "",
+        f"Each arm's last measurement of {name}, seed by seed, and their mean [95% interval].",
+        "",
+        "| arm | seeds | mean [95% interval] |",
+        "|---|---|---|",
+    ]
+    for arm, runs in series.items():
+        values = _last(runs, metric)
+        seeds = ", ".join(f"{v:.4g}" for v in values)
+        lines.append(f"| {markdown_text(arm)} | {seeds} | {_interval(metric, values)} |")
+    for a, b in _pairs(series):
+        first, second = _last(series[a], metric), _last(series[b], metric)
+        diff, low, high = welch_difference(first, second)
+        verdict = (
+            "the interval excludes 0: a difference the seeds' spread does not explain"
+            if low > 0 or high < 0
+            else "the interval holds 0: these seeds do not tell the arms apart"
+        )
+        lines += [
+            "",
+            f"{markdown_text(a)} − {markdown_text(b)}: {_difference(metric, first, second)} "
+            f"(Welch's 95% interval); {verdict}.",
+        ]
+    return lines
+
+
 def _last_table(metrics: list[str], series: dict[str, list[Series]]) -> list[str]:
     """A row a metric: each arm's last measurement, mean [95% interval] over its seeds."""
     heads = [f"{markdown_text(arm)} ({len(runs)} seeds)" for arm, runs in series.items()]
     lines = [
-        "Each arm's last measurement: the mean over its seeds [95% interval of the mean].",
+        "Each arm's last measurement: the mean over its seeds [95% interval of the mean,",
+        "within the metric's range].",
         "",
         "| metric | " + " | ".join(heads) + " |",
         "|---|" + "---|" * len(series),
     ]
     for metric in metrics:
-        cells = []
-        for runs in series.values():
-            mean, low, high = mean_interval(_last(runs, metric))
-            cells.append(f"{mean:.4g} [{low:.4g}, {high:.4g}]" if len(runs) > 1 else f"{mean:.4g}")
+        cells = [_interval(metric, _last(runs, metric)) for runs in series.values()]
         lines.append(f"| {markdown_text(metric)} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _differences(metrics: list[str], series: dict[str, list[Series]]) -> list[str]:
+def _differences(metrics: list[str], series: dict[str, list[Series]], count: int) -> list[str]:
     """Welch's difference of the last measurement, for each pair of arms of 2+ seeds."""
-    pairs = [
-        (a, b) for a, b in itertools.combinations(series, 2)
-        if len(series[a]) > 1 and len(series[b]) > 1
-    ]  # fmt: skip
+    pairs = _pairs(series)
     if not pairs:
         return ["No pair of arms has two seeds each: no difference has an interval."]
     lines = [
-        "Differences of the last measurement (first arm minus second), Welch's 95% interval;",
-        "an interval that excludes 0 is a difference the seeds' spread does not explain.",
+        "Differences of the last measurement (first arm minus second), Welch's 95% interval.",
+        f"These are {count} intervals side by side: at 95% each, about {count / 20:.1f} of them "
+        "would exclude 0 by chance alone, so read them as context for the answer above, not "
+        "as findings of their own.",
         "",
         "| metric | " + " | ".join(markdown_text(f"{a} − {b}") for a, b in pairs) + " |",
         "|---|" + "---|" * len(pairs),
     ]
     for metric in metrics:
-        cells = []
-        for a, b in pairs:
-            diff, low, high = welch_difference(_last(series[a], metric), _last(series[b], metric))
-            cells.append(f"{diff:+.4g} [{low:+.4g}, {high:+.4g}]")
+        cells = [
+            _difference(metric, _last(series[a], metric), _last(series[b], metric))
+            for a, b in pairs
+        ]
         lines.append(f"| {markdown_text(metric)} | " + " | ".join(cells) + " |")
     return lines
 
@@ -175,9 +279,11 @@ def _figure(out: Path, metric: str, series: dict[str, list[Series]], name: str) 
         steps = sorted(set.intersection(*(set(s[metric]) for s in runs)))
         values = np.array([[s[metric][t] for t in steps] for s in runs])  # [n, T]
         mean, half = band(values)
+        bottom, top = metric_range(metric)
         ax.plot(steps, mean, color=f"C{i}", marker="." if len(steps) < 30 else None,
                 label=f"{arm} ({len(runs)} seeds)")  # fmt: skip
-        ax.fill_between(steps, mean - half, mean + half, color=f"C{i}", alpha=0.2)
+        low, high = np.maximum(mean - half, bottom), np.minimum(mean + half, top)
+        ax.fill_between(steps, low, high, color=f"C{i}", alpha=0.2)
     shown = "".join(c if c.isprintable() else "?" for c in metric)  # a NUL draws no glyph
     ax.set(title=f"{shown}: mean over seeds, 95% band", xlabel="iteration", ylabel=shown)
     ax.grid(alpha=0.3)
