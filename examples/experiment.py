@@ -26,15 +26,19 @@ from pathlib import Path
 
 import jaxzero
 
-SMOKE = {
+SMOKE = {  # the test suite's tiny tic-tac-toe (tests/conftest.py), whose programs it shares
     "selfplay.batch_size": 8,
-    "selfplay.moves_per_iteration": 4,
-    "search.num_simulations": 4,
+    "selfplay.moves_per_iteration": 3,
     "replay.capacity": 256,
     "replay.min_size": 16,
     "optim.minibatch_size": 16,
     "optim.updates_per_iteration": 2,
+    "search.num_simulations": 4,
+    "evaluation.simulations": 4,
     "network.hidden_size": 16,
+    "network.num_blocks": 1,
+    "network.channels": 8,
+    "network.value_hidden": 16,
 }
 
 

@@ -86,10 +86,11 @@ _SMALL = {  # the quick tier's Connect Four and Go checkpoints
     "replay.min_size": 1024, "replay.capacity": 50_000, "optim.warmup_steps": 20,
     "search.num_simulations": 16,
 }  # fmt: skip
-_TINY = {
+_TINY = {  # the test suite's tiny tic-tac-toe (tests/conftest.py), whose programs it shares
     "selfplay.batch_size": 8, "selfplay.moves_per_iteration": 3, "replay.capacity": 256,
-    "replay.min_size": 16, "optim.minibatch_size": 16, "optim.updates_per_iteration": 1,
-    "network.hidden_size": 16, "network.num_blocks": 1, "network.channels": 8,
+    "replay.min_size": 16, "optim.minibatch_size": 16, "optim.updates_per_iteration": 2,
+    "search.num_simulations": 4, "evaluation.simulations": 4, "network.hidden_size": 16,
+    "network.num_blocks": 1, "network.channels": 8, "network.value_hidden": 16,
 }  # fmt: skip
 _NO_CHECKS = {"evaluation.every": 0, "train.log_every": 1_000_000}  # no checks, no metrics rows
 TIERS: dict[str, Tier] = {
@@ -100,9 +101,9 @@ TIERS: dict[str, Tier] = {
         train_game="tic_tac_toe", train_seconds=20.0, train_every=20,
     ),
     "smoke": Tier(
-        simulations=(2,), match_games=4, checkpoint_iterations=0,
+        simulations=(4,), match_games=2, checkpoint_iterations=0,
         checkpoint_overrides={"tic_tac_toe": _TINY}, games=("tic_tac_toe",),
-        train_game="tic_tac_toe", train_simulations=(2,), train_seconds=None,
+        train_game="tic_tac_toe", train_simulations=(4,), train_seconds=None,
         train_iterations=2, train_every=1, train_overrides=_TINY,
     ),
 }  # fmt: skip

@@ -75,11 +75,11 @@ def test_smoke_tier_writes_every_table_and_plot(smoke):
     # The training study is a study of `jaxzero train --grid`: its arms are populations,
     # its report compares them with the statistics of results.md.
     study = out / "training_study"
-    assert sorted(p.name for p in (study / "arms").iterdir()) == ["gumbel-2", "puct-2"]
-    member = load_agent(study / "arms" / "gumbel-2" / "members" / "1")
+    assert sorted(p.name for p in (study / "arms").iterdir()) == ["gumbel-4", "puct-4"]
+    member = load_agent(study / "arms" / "gumbel-4" / "members" / "1")
     assert member.config.search.kind == "gumbel" and member.config.seed == tier.train_seeds[1]
     summary = (study / "report" / "summary.md").read_text()
-    assert "| eval/raw_optimal |" in summary and "puct-2 − gumbel-2" in summary
+    assert "| eval/raw_optimal |" in summary and "puct-4 − gumbel-4" in summary
 
     for name in ("policy_improvement.png", "optimal_share.png", "training.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
