@@ -7,6 +7,7 @@ import json
 import jax
 import numpy as np
 import pytest
+from conftest import TINY
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
@@ -227,19 +228,17 @@ def _without_time(line: str) -> dict:
 
 
 def test_cli_seeds_and_grid(tmp_path):
+    """The command line trains a grid's population: one seed, two learning rates
+    vmapped together, ``diverging``'s program (compiled once for the module). A grid
+    crossed with several seeds: test_study (make_study, which the command line calls)."""
     out = tmp_path / "run"
-    args = ["train", "tic_tac_toe", "--seeds", "2", "--grid", "optim.learning_rate=1e-3,3e-3"]
-    args += ["--iterations", "1", "--out", str(out), "evaluation.every=0"]
-    args += ["selfplay.batch_size=4", "selfplay.moves_per_iteration=2", "search.num_simulations=2"]
-    args += ["replay.capacity=64", "replay.min_size=8", "optim.minibatch_size=8"]
-    args += ["network.hidden_size=8", "optim.updates_per_iteration=1"]
+    args = ["train", "tic_tac_toe", "--seeds", "1", "--grid", "optim.learning_rate=1e-3,3e-3"]
+    args += ["--members-at-once", "2", "--iterations", "1", "--out", str(out)]
+    args += [*(f"{key}={value}" for key, value in TINY.items()), "evaluation.every=0"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     population = json.loads((out / "population.json").read_text())
-    assert population == {
-        "seeds": [0, 1, 0, 1],
-        "hyper": {"optim.learning_rate": [1e-3, 1e-3, 3e-3, 3e-3]},
-    }
+    assert population == {"seeds": [0, 0], "hyper": {"optim.learning_rate": [1e-3, 3e-3]}}
     assert f"--checkpoint{out}/members/0" in "".join(result.output.split())
     refused = runner.invoke(app, ["train", "--seeds", "2", "--grid", "network.nope=8,16"])
     assert refused.exit_code == 2 and "'network.nope' cannot be" in refused.output
