@@ -294,8 +294,9 @@ def run_search(
     The policies run over :mod:`jaxzero.core.mcts`'s batched search (mctx's trees,
     faster). With a learned model (``options.model``) the tree grows in the model's
     latent space from ``h(observation)`` (:mod:`jaxzero.core.model`), and determinisation,
-    chance nodes and tree reuse, which act on game states, do not apply. With :func:`has_chance_nodes` the tree has explicit chance nodes (module
-    docstring), and ``search_tree`` is its decision part. With :func:`determinizes` the
+    chance nodes and tree reuse, which act on game states, do not apply. With
+    :func:`has_chance_nodes` the tree has explicit chance nodes (module docstring), and
+    ``search_tree`` is its decision part. With :func:`determinizes` the
     tree grows from ``resample_roots(states)`` (the key is split first, one part for the
     resampling), the root's prior and value still come from the observation, which
     resampling leaves unchanged.
