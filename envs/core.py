@@ -141,6 +141,8 @@ class Env(abc.ABC, Generic[S]):
             implements ``_chance_probs`` and ``_step_outcome`` (default 0: none).
         has_hidden_information (bool): True when the mover does not see everything and the
             game overrides ``resample_hidden`` (default False).
+        turns_alternate (bool): two players: the turn passes at every move (default True);
+            False where a player may move twice running, which a learned model refuses.
         symmetries (Symmetries): the symmetry group, identity first, as index tables over the
             observation's positions and the actions (``envs.symmetry``; default the
             trivial group).

@@ -68,9 +68,18 @@ class LearnedModel:
     inner_legal: bool = False
 
     def root(self, params, states: State, apply_fn: ApplyFn | None = None) -> mctx.RootFnOutput:
-        """The roots of a search from ``states`` [B]: the latent ``h(observation)``, and the
-        prior (masked to the legal moves) and value of ``apply_fn`` (a symmetry-averaged
-        network, say), or of ``f`` on the latent when None."""
+        """The roots of a search from ``states`` [B].
+
+        Args:
+            params: the model's variables.
+            states: B env states (their observations and legal moves).
+            apply_fn: what gives the root's prior and value (a symmetry-averaged
+                network, say); None or the model's own: ``f`` on the latent.
+
+        Returns:
+            mctx's root output: prior logits [B, A] masked to the legal moves, value
+            [B], and as embedding the :class:`LatentNode` of ``h(observation)``.
+        """
         latent = model_networks.represent(self.network, params, states.observation)
         if apply_fn is None or apply_fn == self.network.apply:  # h once, not twice
             logits, value = model_networks.predict(self.network, params, latent)
@@ -86,8 +95,16 @@ class LearnedModel:
     def root_from_observation(
         self, params, observation: Array, legal_action_mask: Array
     ) -> mctx.RootFnOutput:
-        """Roots from observations [B, ...] and their legal moves [B, A] alone, with no
-        game state beside them (reanalyse: replay keeps observations)."""
+        """Roots with no game state beside them (reanalyse: replay keeps observations).
+
+        Args:
+            params: the model's variables.
+            observation: [B, *observation_shape].
+            legal_action_mask: bool [B, A], the moves the root may search.
+
+        Returns:
+            mctx's root output whose embedding holds no true state.
+        """
         latent = model_networks.represent(self.network, params, observation)
         logits, value = model_networks.predict(self.network, params, latent)
         return mctx.RootFnOutput(
@@ -97,8 +114,16 @@ class LearnedModel:
         )
 
     def recurrent_fn(self, env: Env) -> Callable:
-        """``recurrent_fn(params, key, action [B], node [B]) -> (RecurrentFnOutput, node)``:
-        one move inside the model, the true position stepped beside it."""
+        """The search's recurrent function over the model.
+
+        Args:
+            env: the game, to step the true position beside the model's (diagnostics,
+                ``inner_legal``).
+
+        Returns:
+            ``recurrent_fn(params, key, action [B], node [B]) -> (RecurrentFnOutput,
+            node)``: one move inside the model.
+        """
         discount = -1.0 if self.num_players == 2 else 1.0
 
         def recurrent_fn(params, key: Array, action: Array, node: LatentNode):

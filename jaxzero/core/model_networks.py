@@ -116,25 +116,58 @@ class LearnedModelNetwork(nn.Module):
     prediction: nn.Module
 
     def __call__(self, observation: Array, value_logits: bool = False) -> tuple[Array, Array]:
+        """``f(h(observation))``: the network every player calls.
+
+        Args:
+            observation: [B, *observation_shape].
+            value_logits: return a categorical head's bins instead of the value.
+
+        Returns:
+            ``(logits float32 [B, A], value float32 [B])`` (or the bins [B, K]).
+        """
         latent = self.represent(observation)
         if self.is_initializing():  # the dynamics' parameters are made with the others
             self.step(latent, jnp.zeros((observation.shape[0],), jnp.int32))
         return self.predict(latent, value_logits)
 
     def represent(self, observation: Array) -> Array:
-        """The latent of each observation [B, ...], scaled to [0, 1]."""
+        """``h``.
+
+        Args:
+            observation: [B, *observation_shape].
+
+        Returns:
+            The latents [B, ...], each scaled to [0, 1].
+        """
         return scale_latent(self.representation(observation))
 
     def step(
         self, latent: Array, action: Array, reward_logits: bool = False
     ) -> tuple[Array, Array]:
-        """``(latent', reward [B])`` after ``action`` int32 [B] from ``latent`` [B, ...]:
-        the reward to the player who moved (its bins [B, K] with ``reward_logits``)."""
+        """``g``: one move inside the model.
+
+        Args:
+            latent: [B, ...] latents.
+            action: int32 [B], the moves.
+            reward_logits: return a categorical reward head's bins.
+
+        Returns:
+            ``(latent' [B, ...] scaled to [0, 1], reward [B])``: the reward to the
+            player who moved (its bins [B, K] with ``reward_logits``).
+        """
         nxt, reward = self.dynamics(latent, action, reward_logits)
         return scale_latent(nxt), reward
 
     def predict(self, latent: Array, value_logits: bool = False) -> tuple[Array, Array]:
-        """``(logits float32 [B, A], value float32 [B])`` of latent positions [B, ...]."""
+        """``f``.
+
+        Args:
+            latent: [B, ...] latents.
+            value_logits: return a categorical head's bins instead of the value.
+
+        Returns:
+            ``(logits float32 [B, A], value float32 [B])`` (or the bins [B, K]).
+        """
         return self.prediction(latent, value_logits)
 
 

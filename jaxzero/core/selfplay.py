@@ -196,11 +196,12 @@ def finished_games_batch(
     return batch, valid.reshape(b * n)
 
 
-def _record_move(sp: SelfPlayState, action: Array, reward: Array) -> SelfPlayState:
-    """Record the move [B] played at each game's last recorded position and the reward
-    [B] it paid its mover (when the trajectories keep moves)."""
+def _record_move(sp: SelfPlayState, action: Array, rewards: Array, mover: Array) -> SelfPlayState:
+    """Record the move [B] played at each game's last recorded position and what the
+    rewards [B, P] of that move paid its ``mover`` [B] (when the trajectories keep moves)."""
     if sp.action is None or sp.reward is None:
         return sp
+    reward = jnp.take_along_axis(rewards, mover[:, None], axis=1)[:, 0]  # [B]
     rows, at = jnp.arange(sp.length.shape[0]), sp.length - 1  # [B], [B]
     return sp.replace(
         action=sp.action.at[rows, at].set(action), reward=sp.reward.at[rows, at].set(reward)
@@ -351,8 +352,7 @@ def make_selfplay_fn(
             tree = search.carry_tree(tree, action, num_simulations)
         sp = _record_position(sp, states, target, value)
         nxt = jax.vmap(env.step)(states, action, jax.random.split(k_env, b))
-        to_mover = jnp.take_along_axis(nxt.rewards, states.current_player[:, None], axis=1)
-        sp = _record_move(sp, action, to_mover[:, 0])
+        sp = _record_move(sp, action, nxt.rewards, states.current_player)
         sp = add_rewards(sp, nxt.rewards, sp_cfg.discount)
         done = nxt.terminated | nxt.truncated  # bool [B]
 
