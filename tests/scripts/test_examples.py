@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import FAST_COMPILE
 
 import envs
 import jaxzero
@@ -30,7 +31,6 @@ SCRIPTS = ("custom_game", "custom_network", "custom_search", "experiment", "pgx_
 NOTEBOOK = EXAMPLES / "tutorial.ipynb"
 MAX_LINES = 120
 PUBLIC = {"jaxzero": {*jaxzero.__all__}, "envs": {*envs.__all__}}
-FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
 @pytest.fixture(scope="module")
