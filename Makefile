@@ -14,10 +14,10 @@ WORKERS ?= 2
 
 .PHONY: setup train test lint docs board system-deps clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
 
 setup: $(BIN)/.installed

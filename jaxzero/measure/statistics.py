@@ -37,7 +37,7 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
-import scipy.stats
+import scipy.special  # stdtrit: 0.2 s to import where scipy.stats takes 0.7 s
 
 
 def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -86,7 +86,7 @@ def t975(df: float) -> float:
     """Student's t quantile at 0.975 with ``df`` degrees of freedom (fractional, as
     Welch's, taken as it is): the exact quantile, never the normal's 1.96, which makes an
     interval too narrow by ~4% at 31 degrees of freedom and ~1% at 100."""
-    return float(scipy.stats.t.ppf(0.975, max(float(df), 1.0)))
+    return float(scipy.special.stdtrit(max(float(df), 1.0), 0.975))
 
 
 def mean_interval(values: Iterable[float]) -> tuple[float, float, float]:
