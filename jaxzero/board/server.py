@@ -227,21 +227,10 @@ async def _failed(request: Request, error: Exception) -> Response:
     )
 
 
-def serve(
-    session: Session,
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    on_ready: Callable[[str], None] = print,
-    allow_hosts: Iterable[str] = (),
-) -> None:
-    """Serve the board until Ctrl-C or SIGTERM (then return, after in-flight requests).
+def bind(host: str = "127.0.0.1", port: int = 8765) -> socket.socket:
+    """A listening socket on ``host:port`` (0: any free port), for :func:`serve`.
 
-    Args:
-        session: the game.
-        host: the address to bind; 127.0.0.1 (this machine only) by default.
-        port: the port; 0 picks a free one.
-        on_ready: called with the page's address once the socket is bound.
-        allow_hosts: more names requests may reach it by (:func:`make_app`).
+    Bound before an agent loads, so that a taken port is said at once.
 
     Raises:
         OSError: the address cannot be bound (in use, or not this machine's).
@@ -255,6 +244,33 @@ def serve(
         sock.close()
         raise
     sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
+    return sock
+
+
+def serve(
+    session: Session,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    on_ready: Callable[[str], None] = print,
+    allow_hosts: Iterable[str] = (),
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve the board until Ctrl-C or SIGTERM (then return, after in-flight requests).
+
+    Args:
+        session: the game.
+        host: the address to bind; 127.0.0.1 (this machine only) by default.
+        port: the port; 0 picks a free one.
+        on_ready: called with the page's address once the socket is bound.
+        allow_hosts: more names requests may reach it by (:func:`make_app`).
+        sock: a socket :func:`bind` made for ``host`` (then ``port`` is its port); it is
+            closed when the board stops.
+
+    Raises:
+        OSError: the address cannot be bound (in use, or not this machine's).
+    """
+    if sock is None:
+        sock = bind(host, port)
     bound = sock.getsockname()[1]
     app = make_app(session, host, bound, allow_hosts)
     config = uvicorn.Config(app, log_level="warning", lifespan="off")

@@ -64,44 +64,46 @@ def board(
     except ImportError:
         fail("the board needs starlette and uvicorn: pip install 'jaxzero[board]'")
     from jaxzero.board.hosts import exposure
-    from jaxzero.board.server import serve
+    from jaxzero.board.server import bind, serve
     from jaxzero.board.session import Session
     from jaxzero.run.life.checkpoint import CheckpointError
 
-    try:
-        if game is not None:
-            check_game(game)
-        checkpoint = checkpoint or default_agent(game)
-        agent = load(checkpoint, set_, trust_code, game)
-        session = Session(
-            agent,
-            simulations=simulations,
-            search=search,
-            human=0 if human == "first" else 1,
-            seed=seed,
-            games=_recorded_games(checkpoint, agent),
-        )
-    except (UsageError, CheckpointError, ValueError) as error:
-        fail(str(error))
-    say_which(checkpoint, agent)
-    warning = exposure(host)
-    if warning is not None:
-        console.print(warning, highlight=False, soft_wrap=True)
-
-    def ready(url: str) -> None:
-        print(f"board: {url} (Ctrl-C stops it)", flush=True)
-        if open_browser:
-            import webbrowser
-
-            webbrowser.open(url)
-
-    try:
-        serve(session, host, port, on_ready=ready, allow_hosts=allow_host or ())
+    try:  # first, so that a taken port is said before the agent loads and compiles
+        sock = bind(host, port)
     except OSError as error:
         fail(
             f"cannot serve on {host}:{port}: {error.strerror or error}; pass --port N "
             "(0: any free port) or another --host"
         )
+    with sock:
+        try:
+            if game is not None:
+                check_game(game)
+            checkpoint = checkpoint or default_agent(game)
+            agent = load(checkpoint, set_, trust_code, game)
+            session = Session(
+                agent,
+                simulations=simulations,
+                search=search,
+                human=0 if human == "first" else 1,
+                seed=seed,
+                games=_recorded_games(checkpoint, agent),
+            )
+        except (UsageError, CheckpointError, ValueError) as error:
+            fail(str(error))
+        say_which(checkpoint, agent)
+        warning = exposure(host)
+        if warning is not None:
+            console.print(warning, highlight=False, soft_wrap=True)
+
+        def ready(url: str) -> None:
+            print(f"board: {url} (Ctrl-C stops it)", flush=True)
+            if open_browser:
+                import webbrowser
+
+                webbrowser.open(url)
+
+        serve(session, host, on_ready=ready, allow_hosts=allow_host or (), sock=sock)
     print("board stopped", file=sys.stderr, flush=True)
 
 
