@@ -20,6 +20,7 @@ from envs.core import Env, State
 Array = jax.Array
 
 
+@jax.jit  # one program for the whole state: leaf by leaf, each shape compiled an op of its own
 def batch_of_one(state: State) -> State:
     """``state`` as a batch of one: every leaf [...] -> [1, ...]."""
     return jax.tree.map(lambda x: x[None], state)

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from envs.go import Go, GoState, action_to_gtp, gtp_to_action, score
-from jaxzero.core.single_game import batch_of_one
+from jaxzero.core.single_game import SingleGame, batch_of_one
 from jaxzero.run.agents.agent import Agent
 
 COMMANDS = (
@@ -83,6 +83,7 @@ class GtpEngine:
         self.player = agent.search_player(num_simulations, search)  # a bad setting fails now
         self.resign_threshold = resign_threshold
         self.key = jax.random.key(seed)
+        self.game = SingleGame(agent.env)  # init and step compiled once (op by op: seconds)
         self.history: list[GoState] = []
         self.inserted: list[bool] = []  # per history entry: a pass the engine inserted
         self.clear_board()
@@ -97,7 +98,7 @@ class GtpEngine:
 
     # ------------------------------------------------------------------ commands
     def clear_board(self) -> str:
-        self.history = [self.env.init(jax.random.key(0))]
+        self.history = [typing.cast(GoState, self.game.init(jax.random.key(0)))]
         self.inserted = [False]
         self._forget_trees()
         return ""
@@ -131,12 +132,12 @@ class GtpEngine:
             env = Go(self.env.size, komi=komi, history=self.env.history)
             self.agent = self.agent.with_env(env)
             self.player = self.player.replace(env=env)
+            self.game = SingleGame(env)
             self._forget_trees()
         return ""
 
     def _step(self, action: int, inserted: bool = False) -> None:
-        # state_from_moves steps under jit (env.step op by op took ~0.35 s a move on 6x6)
-        self.history.append(self.env.state_from_moves([action], self.state))
+        self.history.append(typing.cast(GoState, self.game.step(self.state, action)))
         self.inserted.append(inserted)
         if self.trees is not None:  # a tree whose root is not the next position is not used
             self.trees = self.player.jitted_carry(self.trees, jnp.full((1,), action, jnp.int32))
