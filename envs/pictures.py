@@ -62,6 +62,16 @@ class Grid:
     action_cells: np.ndarray | None = None
 
 
+def player_names(grid: Grid) -> tuple[str, ...]:
+    """The players as a person sees them on ``grid``'s board, player 0 first: the colour
+    of their discs (Red, Yellow) or stones (Black, White), or their marks (X, O)."""
+    if grid.style == "discs":
+        return ("Red", "Yellow")
+    if grid.style == "stones":
+        return ("Black", "White")
+    return tuple(grid.marks)
+
+
 def grid_svg(
     grid: Grid,
     caption: str = "",

@@ -32,10 +32,17 @@ import numpy as np
 
 from envs.core import State, caption
 from envs.go import Go
+from envs.pictures import player_names
 from jaxzero.analysis import line_from_moves, move_words
 from jaxzero.core.single_game import SingleGame
 from jaxzero.go import sgf
-from jaxzero.measure.roots import Analysis, analyze_position, principal_variation
+from jaxzero.measure.roots import (
+    Analysis,
+    analyze_position,
+    principal_variation,
+    root_board_svg,
+    root_rows,
+)
 from jaxzero.run.agents.agent import Agent
 from jaxzero.run.life.game_records import RecordedGame, board_svg, game_states, last_cell
 
@@ -252,7 +259,9 @@ class Session:
             "title": self.title,
             "cursor": self.cursor,
             "moves": [self._move_text(k) for k in range(len(self.moves))],
-            "board": board_svg(env, state, highlight, self._caption(state), targets=legal),
+            "board": board_svg(
+                env, state, highlight, self._caption(state), legal, cell=self._cell(state, 40, 100)
+            ),
             "legal": [{"action": a, "text": env.action_to_text(a)} for a in legal],
             "to_move": int(state.current_player),
             "over": over,
@@ -265,18 +274,40 @@ class Session:
         }
 
     def _caption(self, state: State) -> str:
-        """Under a grid game's board, whose move it is; other pictures say it themselves."""
-        return caption(self.env, state) if self.env.grid(state) is not None else ""
+        """Under a grid game's board, whose move it is, by the colour or mark a person
+        sees (``Red to move``); other pictures say it themselves."""
+        grid = self.env.grid(state)
+        if grid is None:
+            return ""
+        if bool(state.terminated | state.truncated):
+            return caption(self.env, state)
+        names = player_names(grid)
+        mover = int(state.current_player)
+        return f"{self.env.id}, ply {int(state.step_count)}: {names[mover]} to move"
+
+    def _cell(self, state: State, least: int, most: int) -> int:
+        """A grid cell's side in pixels: a board about 360 px across, cells within
+        [least, most] (a 19x19 board is wider; tic-tac-toe's no giant)."""
+        grid = self.env.grid(state)
+        n = max(len(grid.cells), len(grid.cells[0])) if grid is not None else 1
+        return max(least, min(most, 360 // n))
 
     def _analysis_view(self, analysis: Analysis) -> dict[str, Any]:
-        root, env = analysis.root, self.env
+        """The board at the size its labels are read (cells of 48 px or more: text of
+        12.5 px at least), and the table as rows the page draws as text of its own."""
+        root, env, state = analysis.root, self.env, analysis.state
         return {
-            "svg": analysis.svg,
+            "svg": root_board_svg(
+                env, state, root, cell=self._cell(state, 48, 96), heading=self._caption(state)
+            ),
             "chosen": env.action_to_text(root.chosen),
+            "chosen_value": round(root.chosen_value, 4),
             "network_value": round(root.network_value, 4),
             "search_value": round(root.search_value, 4),
             "simulations": int(root.visits.sum()),
             "main_line": principal_variation(root, env),
+            "policy_name": root.policy_name,
+            "rows": root_rows(root, env),
             "table": analysis.table(),
         }
 
@@ -300,8 +331,15 @@ class Session:
             return "game over: a draw"
         winner = int(np.argmax(rewards))
         if not self.versus:  # a loaded line or a run's game: nobody here played it
-            return f"game over: player {winner} won"
+            return f"game over: {self._name(winner)} won"
         return "game over: you won" if winner == self.human else "game over: the agent won"
+
+    def _name(self, player: int) -> str:
+        """``Red``, ``Black``, ``X``: the player as the board draws them, else
+        ``player N`` (0-based, as the library counts)."""
+        grid = self.env.grid(self.states[0])
+        names = player_names(grid) if grid is not None else ()
+        return names[player] if player < len(names) else f"player {player}"
 
     def _returns(self) -> np.ndarray:
         """Each player's total reward over the line up to the cursor."""

@@ -143,6 +143,7 @@ class PuctSearch:
     interior_selection: Selection | None = None
     root_selection: Selection | None = None
     kind: ClassVar[str] = "puct"
+    policy_name: ClassVar[str] = "visit share"  # what its action_weights are, in a table
 
     def __call__(
         self,
@@ -285,6 +286,7 @@ class GumbelSearch:
     qtransform: QTransform | None = None
     interior_selection: Selection | None = None
     kind: ClassVar[str] = "gumbel"
+    policy_name: ClassVar[str] = "improved policy"  # what its action_weights are, in a table
 
     def __call__(
         self,

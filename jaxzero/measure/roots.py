@@ -41,7 +41,17 @@ class RootAnalysis:
     policy: np.ndarray  # float [A]  the search policy (training target)
     chosen: int  # the greedy move of the search
     network_value: float  # v(root) from the mover's view
-    search_value: float  # the root's backed-up value
+    search_value: float  # the root's backed-up value: the mean over all simulations
+    # what ``policy`` is: Gumbel's improved policy, PUCT's share of the visits, ...
+    policy_name: str = "search policy"
+
+    @property
+    def chosen_value(self) -> float:
+        """The chosen move's Q, from the mover's view: the search's verdict on the
+        position. The root's mean (``search_value``) also counts the simulations spent on
+        weaker moves (Gumbel visits several on purpose), so it can read as losing where
+        the chosen move wins."""
+        return float(self.q[self.chosen])
 
 
 def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array) -> RootAnalysis:
@@ -67,15 +77,20 @@ def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array
         chosen=int(player.policy.greedy_action(output)[0]),
         network_value=float(tree.raw_values[0, root]),
         search_value=float(tree.node_values[0, root]),
+        policy_name=getattr(player.policy, "policy_name", "search policy"),
     )
 
 
 def format_root(root: RootAnalysis, env: Env) -> str:
-    """A table of the legal moves, most visited first: prior, visits, Q, search policy."""
+    """A table of the legal moves, most visited first: prior, visits, Q and the search's
+    policy (named: Gumbel's improved policy, PUCT's visit share), under the values."""
     width = max(4, *(len(env.action_to_text(a)) for a in np.flatnonzero(root.legal).tolist()))
+    name = root.policy_name
     lines = [
-        f"network value {root.network_value:+.3f}   search value {root.search_value:+.3f}",
-        f"{'move':<{width}}  {'prior':>6}  {'visits':>6}  {'Q':>7}  {'policy':>6}",
+        f"chosen move {env.action_to_text(root.chosen)}, its Q {root.chosen_value:+.3f}; "
+        f"network value {root.network_value:+.3f}; mean of all simulations "
+        f"{root.search_value:+.3f} (all for the side to move)",
+        f"{'move':<{width}}  {'prior':>6}  {'visits':>6}  {'Q':>7}  {name:>{max(6, len(name))}}",
     ]
     order = sorted(np.flatnonzero(root.legal), key=lambda a: (-root.visits[a], -root.prior[a]))
     for a in order:
@@ -83,10 +98,28 @@ def format_root(root: RootAnalysis, env: Env) -> str:
         mark = "  <- chosen" if a == root.chosen else ""
         lines.append(
             f"{env.action_to_text(int(a)):<{width}}  {root.prior[a]:6.3f}  "
-            f"{int(root.visits[a]):6d}  {q}  {root.policy[a]:6.3f}{mark}"
+            f"{int(root.visits[a]):6d}  {q}  {root.policy[a]:{max(6, len(name))}.3f}{mark}"
         )
     lines.append(f"chosen move: {env.action_to_text(root.chosen)}")
     return "\n".join(lines)
+
+
+def root_rows(root: RootAnalysis, env: Env) -> list[dict[str, Any]]:
+    """:func:`format_root`'s rows as data (the web board draws them as a table): per legal
+    move, most visited first, ``{"move", "prior", "visits", "q", "policy", "chosen"}``
+    (``q`` None for a move the search did not visit)."""
+    order = sorted(np.flatnonzero(root.legal), key=lambda a: (-root.visits[a], -root.prior[a]))
+    return [
+        {
+            "move": env.action_to_text(int(a)),
+            "prior": round(float(root.prior[a]), 4),
+            "visits": int(root.visits[a]),
+            "q": round(float(root.q[a]), 4) if root.visits[a] > 0 else None,
+            "policy": round(float(root.policy[a]), 4),
+            "chosen": int(a) == root.chosen,
+        }
+        for a in order
+    ]
 
 
 def tree_to_dot(tree: mctx.Tree, env: Env, index: int = 0) -> str:
@@ -150,16 +183,22 @@ def principal_variation(root: RootAnalysis, env: Env, depth: int = 6) -> list[st
     return line
 
 
-def root_svg(env: Env, state: State, root: RootAnalysis) -> str:
+def root_board_svg(
+    env: Env, state: State, root: RootAnalysis, cell: int = 40, heading: str = ""
+) -> str:
     """The position with the search's root on it, as SVG: on a grid game's board each
-    legal move's cell shaded by its share of the visits, with its visits and Q; under it
-    the values, the chosen move and the main line; then the table of every legal move
-    (:func:`format_root`), which also lists the moves without a cell (a pass).
+    legal move's cell shaded by its share of the visits, with its visits and Q (text
+    ``0.26 * cell`` high); under it the chosen move, its value and the main line. Other
+    games: their text picture with the same line.
 
     Args:
         env: the game.
         state: the searched position (unbatched).
         root: the search's root (:func:`analyze_position`).
+        cell: a cell's side in pixels (the web board draws its analysis at 48 or more:
+            labels of 12.5 px at least at its natural size).
+        heading: what the line under the board begins with (default: the game, the ply
+            and the player to move, :func:`envs.core.caption`).
 
     Returns:
         One SVG document.
@@ -172,16 +211,29 @@ def root_svg(env: Env, state: State, root: RootAnalysis) -> str:
     }  # fmt: skip
     main_line = " ".join(principal_variation(root, env))
     under = (
-        f"{caption(env, state)}; value {root.network_value:+.2f} (network), "
-        f"{root.search_value:+.2f} (search); chosen {env.action_to_text(root.chosen)}; "
-        f"main line {main_line or '-'}"
+        f"{heading or caption(env, state)}; chosen {env.action_to_text(root.chosen)} "
+        f"(Q {root.chosen_value:+.2f}); main line {main_line or '-'}"
     )
     grid = env.grid(state)
-    board = (
-        pictures.grid_svg(grid, under, overlay=overlay)
-        if grid is not None and grid.action_cells is not None
-        else pictures.text_svg(env.render(state), under)
-    )
+    if grid is not None and grid.action_cells is not None:
+        return pictures.grid_svg(grid, under, cell=cell, overlay=overlay)
+    return pictures.text_svg(env.render(state), under)
+
+
+def root_svg(env: Env, state: State, root: RootAnalysis) -> str:
+    """The position with the search's root on it (:func:`root_board_svg`) over the table
+    of every legal move (:func:`format_root`), which also lists the moves without a cell
+    (a pass), as one SVG.
+
+    Args:
+        env: the game.
+        state: the searched position (unbatched).
+        root: the search's root (:func:`analyze_position`).
+
+    Returns:
+        One SVG document.
+    """
+    board = root_board_svg(env, state, root)
     return pictures.tile([board, pictures.text_svg(format_root(root, env), size=12)], columns=1)
 
 

@@ -327,11 +327,12 @@ def test_an_sgf_record_loads_as_a_line_to_step_through():
     session = Session(agent, simulations=2)
     session.load_sgf("(;GM[1]SZ[6]KM[7.5]AB[aa];W[cc];B[dd];W[];B[])")  # ends with two passes
     view = session.view()
-    assert view["cursor"] == 4 and view["over"] and view["status"].startswith("game over: player")
+    assert view["cursor"] == 4 and view["over"] and view["status"] == "game over: White won"
     assert view["title"] == (
         "loaded: an SGF record of 4 moves (komi 7.5 in the record, 3.5 in the agent's games)"
     )
     session.goto(1)
+    assert ": Black to move</text>" in session.view()["board"]  # as a person sees the stones
     assert session.view()["moves"][0] == "1. C4" and " 6 X . " in session.env.render(
         session.states[0]
     )

@@ -49,9 +49,29 @@ def test_connect_four_against_the_shipped_agent_with_its_analysis():
             page, "analysis-line"
         )
         assert "chooses" in text(page, "reply-line")  # the search the agent played from
+        heights = _analysis_text_px(page)
+        assert heights["cells"] and heights["table"], heights  # the labels and the table
+        assert min(heights["cells"] + heights["table"]) >= 11, heights
+        head = page.find_elements(By.CSS_SELECTOR, "#analysis table.root th")
+        assert [h.text for h in head] == ["move", "prior", "visits", "Q", "improved policy"]
         assert not page.find_element(By.ID, "message").is_displayed()
         shot = _screenshot(page)
     assert _share(shot, C4_BLUE) > 0.02  # Connect Four's blue frame is on it
+
+
+# The rendered size of the analysis' text, px: an SVG label's font size times the scale the
+# page draws its picture at; a table cell's computed font size.
+TEXT_PX = """
+const labels = [...document.querySelectorAll("#analysis svg text")].map(
+  (t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a);
+const table = [...document.querySelectorAll("#analysis table.root td")].map(
+  (c) => parseFloat(getComputedStyle(c).fontSize));
+return {cells: labels, table: table};
+"""
+
+
+def _analysis_text_px(page) -> dict[str, list[float]]:
+    return page.execute_script(TEXT_PX)
 
 
 def test_a_whole_game_of_tic_tac_toe_by_clicking_an_illegal_move_and_a_second_tab():

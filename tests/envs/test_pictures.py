@@ -187,7 +187,9 @@ def test_a_search_root_is_drawn_on_the_board_with_its_numbers(tmp_path):
     shaded = re.findall(r'<rect [^>]*fill="#e0402a"', svg)
     assert len(shaded) == int(root.legal.sum()) == 7  # a square on every legal cell
     chosen = agent.env.action_to_text(root.chosen)
-    assert f"chosen {chosen}; main line " in svg and "network value" in svg
+    assert f"chosen {chosen} (Q {root.chosen_value:+.2f}); main line " in svg
+    assert "network value" in svg and "mean of all simulations" in svg
+    assert root.policy_name == "improved policy"  # the preset's Gumbel: the table says so
     assert analysis.save(tmp_path / "root.svg").read_text() == svg
 
 

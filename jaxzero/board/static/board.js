@@ -101,12 +101,43 @@ function draw(view) {
 }
 
 function drawAnalysis(analysis, id) {
-  $(id).innerHTML = analysis ? analysis.svg : "";
+  const pane = $(id);
+  pane.innerHTML = analysis ? analysis.svg : "";
+  if (analysis) pane.append(rootTable(analysis));
+  // the chosen move's Q is the search's verdict; the root's mean also counts the
+  // simulations spent on weaker moves (Gumbel visits several on purpose)
   $(`${id}-line`).textContent = analysis
-    ? `chooses ${analysis.chosen} after ${analysis.simulations} simulations; value ` +
-      `${analysis.search_value.toFixed(2)} (search), ${analysis.network_value.toFixed(2)} ` +
-      `(network), for the side to move; main line ${analysis.main_line.join(" ") || "-"}`
+    ? `chooses ${analysis.chosen} after ${analysis.simulations} simulations: its value ` +
+      `${signed(analysis.chosen_value)} for the side to move (the network's value of the ` +
+      `position ${signed(analysis.network_value)}; the mean of all simulations ` +
+      `${signed(analysis.search_value)}, weaker moves' visits included); main line ` +
+      `${analysis.main_line.join(" ") || "-"}`
     : "-";
+}
+
+function signed(x) {
+  return (x >= 0 ? "+" : "") + x.toFixed(2);
+}
+
+function rootTable(analysis) {
+  const table = document.createElement("table");
+  table.className = "root";
+  const head = table.createTHead().insertRow();
+  for (const name of ["move", "prior", "visits", "Q", analysis.policy_name]) {
+    const cell = document.createElement("th");
+    cell.textContent = name;
+    head.append(cell);
+  }
+  const body = table.createTBody();
+  for (const row of analysis.rows) {
+    const line = body.insertRow();
+    if (row.chosen) line.className = "chosen";
+    const q = row.q === null ? "-" : signed(row.q);
+    for (const value of [row.move, row.prior.toFixed(3), row.visits, q, row.policy.toFixed(3)]) {
+      line.insertCell().textContent = value;
+    }
+  }
+  return table;
 }
 
 function on(id, event, handler) {

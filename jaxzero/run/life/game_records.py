@@ -372,6 +372,7 @@ def board_svg(
     highlight: tuple[int, int] | None = None,
     caption: str = "",
     targets: Sequence[int] = (),
+    cell: int = 40,
 ) -> str:
     """``state``'s picture with ``caption`` under it; on a grid game's board the cell
     ``highlight`` ringed and the ``targets`` clickable (:func:`envs.pictures.grid_svg`).
@@ -382,6 +383,7 @@ def board_svg(
         highlight: a cell to ring (the last move).
         caption: the line under the picture.
         targets: actions to make clickable.
+        cell: a grid cell's side in pixels.
 
     Returns:
         One SVG document.
@@ -392,4 +394,4 @@ def board_svg(
         return pictures.tile([svg, pictures.text_svg(caption)], columns=1) if caption else svg
     if highlight is not None:
         grid = dataclasses.replace(grid, highlight=(*grid.highlight, highlight))
-    return pictures.grid_svg(grid, caption, targets=targets)
+    return pictures.grid_svg(grid, caption, cell=cell, targets=targets)
