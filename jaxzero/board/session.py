@@ -42,6 +42,7 @@ from jaxzero.measure.roots import (
     principal_variation,
     root_board_svg,
     root_rows,
+    value_graph_svg,
 )
 from jaxzero.run.agents.agent import Agent
 from jaxzero.run.life.game_records import RecordedGame, board_svg, game_states, last_cell
@@ -268,6 +269,7 @@ class Session:
             "status": self._status(state, over),
             "analysis": self._analysis_view(analysis) if analysis is not None else None,
             "reply": self._analysis_view(reply) if reply is not None else None,
+            "value_graph": self._value_graph(),
             "games": len(self.games),  # their labels: game_labels()
             "versus": self.versus,
             "sgf": isinstance(env, Go),  # positions load from SGF records
@@ -333,6 +335,17 @@ class Session:
         if not self.versus:  # a loaded line or a run's game: nobody here played it
             return f"game over: {self._name(winner)} won"
         return "game over: you won" if winner == self.human else "game over: the agent won"
+
+    def _value_graph(self) -> str | None:
+        """The line's values for the first player, ply by ply, where the agent searched
+        (two-player games: a mover's value is the other's negated); None before any."""
+        if self.env.num_players != 2 or not self._analyses:
+            return None
+        values = {}
+        for ply, analysis in self._analyses.items():
+            mover = int(analysis.state.current_player)
+            values[ply] = analysis.root.chosen_value * (1 if mover == 0 else -1)
+        return value_graph_svg(values, len(self.moves), self.cursor, self._name(0))
 
     def _name(self, player: int) -> str:
         """``Red``, ``Black``, ``X``: the player as the board draws them, else

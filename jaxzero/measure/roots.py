@@ -14,6 +14,8 @@ an edge's Q is ``reward + discount * value(child)`` from its parent's mover's vi
 from __future__ import annotations
 
 import dataclasses
+import html
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +237,60 @@ def root_svg(env: Env, state: State, root: RootAnalysis) -> str:
     """
     board = root_board_svg(env, state, root)
     return pictures.tile([board, pictures.text_svg(format_root(root, env), size=12)], columns=1)
+
+
+def value_graph_svg(
+    values: Mapping[int, float], plies: int, cursor: int | None = None, who: str = "player 0"
+) -> str:
+    """A game's values ply by ply, as KaTrain and Lizzie draw them: a line over [-1, 1].
+
+    Args:
+        values: ply -> value for ``who`` (two-player: the search's verdict at the position
+            after that many moves, from ``who``'s view); plies without one are skipped.
+        plies: the game's length so far (the x axis runs 0..plies).
+        cursor: a ply to mark (the position shown), or None.
+        who: whose value it is, for the caption.
+
+    Returns:
+        One SVG document, 360 x 130 px.
+    """
+    width, height, left, top, inner = 360, 130, 34, 8, 88  # inner: the plot's height
+    span = width - left - 10
+    x = lambda ply: left + span * ply / max(plies, 1)  # noqa: E731
+    y = lambda v: top + inner * (1 - (min(max(v, -1.0), 1.0) + 1) / 2)  # noqa: E731
+    body = [
+        f'<rect x="{left}" y="{top}" width="{span}" height="{inner}" fill="#fafafa" '
+        'stroke="#bbb"/>',
+        f'<line x1="{left}" y1="{y(0):.1f}" x2="{left + span}" y2="{y(0):.1f}" stroke="#bbb"/>',
+    ]
+    for v in (1, 0, -1):
+        body.append(
+            f'<text x="{left - 4}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end" '
+            f'fill="#222">{v:+d}</text>'.replace("+0", "0")
+        )
+    if cursor is not None:
+        body.append(
+            f'<line x1="{x(cursor):.1f}" y1="{top}" x2="{x(cursor):.1f}" '
+            f'y2="{top + inner}" stroke="#2a5db0" stroke-dasharray="3 3"/>'
+        )
+    points = sorted((ply, v) for ply, v in values.items() if 0 <= ply <= plies)
+    if points:
+        path = " ".join(f"{x(p):.1f},{y(v):.1f}" for p, v in points)
+        body.append(f'<polyline points="{path}" fill="none" stroke="#e0402a" stroke-width="2"/>')
+        body += [
+            f'<circle class="value" data-ply="{p}" cx="{x(p):.1f}" cy="{y(v):.1f}" r="3" '
+            f'fill="#e0402a"><title>ply {p}: {v:+.2f}</title></circle>'
+            for p, v in points
+        ]
+    note = f"value for {who}, ply by ply"  # the search's verdict: its chosen move's Q
+    body.append(
+        f'<text x="{width / 2}" y="{height - 8}" font-size="11" text-anchor="middle" '
+        f'fill="#222">{html.escape(note)}</text>'
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}">' + "".join(body) + "</svg>"
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,24 @@ def test_a_move_gets_the_agents_reply_and_its_analysis(client):
     targets = {int(a) for a in _targets(view["board"])}
     assert targets == {move["action"] for move in view["legal"]} and 4 not in targets
     assert 'stroke="#e03"' in view["board"]  # the agent's move ringed
+
+
+def test_the_value_graph_draws_the_searches_verdicts_for_the_first_player(client, session):
+    """A point per searched position, at the chosen move's Q from X's view: the
+    agent's own searches (O to move) negated, the human's (X to move) as they are."""
+    view = client.post("/api/play", json={"action": 4}).json()
+    graph = view["value_graph"]
+    pictures.check_svg(graph)
+    assert "value for X, ply by ply" in graph
+    drawn = {
+        int(p): float(v) for p, v in re.findall(r'data-ply="(\d+)".*?ply \d+: ([-+.\d]+)', graph)
+    }
+    assert set(drawn) == set(session._analyses) and len(drawn) >= 2  # the reply's and now
+    for ply, analysis in session._analyses.items():
+        mover = int(analysis.state.current_player)
+        expected = analysis.root.chosen_value * (1 if mover == 0 else -1)
+        assert abs(drawn[ply] - expected) <= 0.005, (ply, drawn[ply], expected)
+    assert 'stroke-dasharray="3 3"' in graph  # the position shown
 
 
 def test_bad_requests_get_a_message_and_change_nothing(client):

@@ -52,6 +52,8 @@ def test_connect_four_against_the_shipped_agent_with_its_analysis():
         heights = _analysis_text_px(page)
         assert heights["cells"] and heights["table"], heights  # the labels and the table
         assert min(heights["cells"] + heights["table"]) >= 11, heights
+        points = page.find_elements(By.CSS_SELECTOR, "#value-graph circle.value")
+        assert len(points) >= 2  # the agent's reply and the position now, over the game
         head = page.find_elements(By.CSS_SELECTOR, "#analysis table.root th")
         assert [h.text for h in head] == ["move", "prior", "visits", "Q", "improved policy"]
         assert not page.find_element(By.ID, "message").is_displayed()

@@ -91,6 +91,10 @@ function draw(view) {
     item.addEventListener("click", () => call("/api/goto", { ply: k + 1 }));
     moves.append(item);
   });
+  $("value-graph").innerHTML = view.value_graph || "";
+  for (const point of document.querySelectorAll("#value-graph circle.value")) {
+    point.addEventListener("click", () => call("/api/goto", { ply: Number(point.dataset.ply) }));
+  }
   drawAnalysis(view.analysis, "analysis");
   drawAnalysis(view.reply, "reply");
   listGames(view.games);
