@@ -360,17 +360,19 @@ class EvaluationHook:
         if self._said or not sharding.is_main_process():
             return
         self._said = True
-        why = (
-            f"to keep measuring within evaluation.max_share={self.max_share:g} of the run's "
-            f"time (they last took {self._seconds:.0f} s)"
-            if step.clock.allows(self._seconds)
-            else "as they would overrun the run's time budget"
-        )
+        if step.clock.allows(self._seconds):  # the measuring share ruled them out
+            why = (
+                f"to keep measuring within evaluation.max_share={self.max_share:g} of the "
+                f"run's time (they last took {self._seconds:.0f} s)"
+            )
+            remedy = f"evaluation.max_share=1 plays them every {self.every} iterations"
+        else:  # the time budget did, whatever the share: only more time helps
+            why = "as they would overrun the run's time budget"
+            remedy = "a longer --seconds leaves them the time"
         measured = " (eval/raw_optimal is still measured each time)" if self.judge else ""
         print(
             f"evaluation: the matches at iteration {step.iteration} were skipped {why}"
-            f"{measured}, as they will be whenever they do not fit; evaluation.max_share=1 "
-            f"plays them every {self.every} iterations (said once)",
+            f"{measured}, as they will be whenever they do not fit; {remedy} (said once)",
             file=sys.stderr,
             flush=True,
         )

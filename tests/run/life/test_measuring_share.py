@@ -73,6 +73,21 @@ def test_matches_stay_within_their_share_and_the_raw_share_is_always_logged(caps
     assert "evaluation.max_share=0.05" in told and "evaluation.max_share=1 plays" in told
 
 
+def test_matches_over_the_time_budget_are_skipped_with_advice_that_helps(capsys):
+    """With evaluation.max_share=1 already, matches that would overrun the time budget
+    are skipped for the budget's sake: the advice is more time, not the share again."""
+    clock = FakeClock(deadline=100.0)
+    matches = Matches(clock, seconds=60.0)
+    hook = EvaluationHook(matches, every=1, seed=0, max_share=1.0)
+    for iteration in range(1, 4):
+        clock.now += 1.0
+        hook(Step(iteration, State(), {}, {}, clock))
+    assert matches.played == 1  # 61 s + 60 s would pass the 100 s budget
+    [told] = capsys.readouterr().err.strip().splitlines()
+    assert "were skipped as they would overrun the run's time budget" in told
+    assert "a longer --seconds leaves them the time" in told and "max_share=1" not in told
+
+
 def test_a_share_of_one_plays_every_time():
     clock = FakeClock()
     matches = Matches(clock, seconds=60.0)
