@@ -492,8 +492,9 @@ class TensorBoardWriter:
 
 @dataclasses.dataclass
 class Progress:
-    """Calls ``on_log`` with the latest metrics after every written row (the logged row,
-    updated by later check-only rows); ``last`` is what it last passed."""
+    """Calls ``on_log`` with every row written, as metrics.jsonl has it (a check-only
+    row: the iteration, the time and the checks, no losses of an earlier row); ``last``
+    is the latest of every metric (the logged row, updated by later check-only rows)."""
 
     on_log: Callable[[dict[str, float]], None] | None = None
     last: dict[str, float] = dataclasses.field(default_factory=dict)
@@ -504,7 +505,7 @@ class Progress:
             return
         self.last = row if step.row else self.last | row
         if self.on_log is not None:
-            self.on_log(self.last)
+            self.on_log(row)
 
 
 @dataclasses.dataclass

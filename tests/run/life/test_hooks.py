@@ -53,7 +53,7 @@ def test_throughput_leaves_out_the_checks_time():
     assert step.row["positions_per_second"] == 1000 / 1e-9  # the clamp of zero seconds
 
 
-def test_progress_keeps_the_logged_row_updated_by_check_rows():
+def test_progress_passes_each_row_and_keeps_the_latest_of_every_metric():
     seen = []
     progress = hooks.Progress(seen.append)
     logged = _step(2)
@@ -64,6 +64,9 @@ def test_progress_keeps_the_logged_row_updated_by_check_rows():
     progress(checks)
     assert progress.last["loss"] == 1.0 and progress.last["eval/vs_random"] == 0.75
     assert progress.last["iteration"] == 3 and len(seen) == 2
+    # on_log gets each row as written: the check-only row repeats no earlier loss (a
+    # progress line at iteration 3 with iteration 2's losses read as new ones)
+    assert "loss" not in seen[1] and seen[1]["eval/vs_random"] == 0.75
     progress(_step(4))  # nothing to write: nothing passed on
     assert len(seen) == 2
 
