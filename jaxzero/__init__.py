@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from jaxzero.measure.players import Player, RawPolicyPlayer, SearchPlayer
     from jaxzero.measure.positions import optimal_move_share
     from jaxzero.run.agents.agent import Agent, export_agent, load_agent
+    from jaxzero.run.life.compile_cache import enable_compile_cache
     from jaxzero.run.life.driver import train
     from jaxzero.run.life.hooks import Hook, Step
     from jaxzero.run.life.ways import use_host_cores
@@ -116,6 +117,7 @@ _EXPORTS = {
     "load_agent": "jaxzero.run.agents.agent",
     "export_agent": "jaxzero.run.agents.agent",
     "use_host_cores": "jaxzero.run.life.ways",
+    "enable_compile_cache": "jaxzero.run.life.compile_cache",
 }
 
 try:
@@ -148,6 +150,7 @@ __all__ = [
     "__version__",
     "apply_overrides",
     "default_config",
+    "enable_compile_cache",
     "export_agent",
     "get_preset",
     "load_agent",

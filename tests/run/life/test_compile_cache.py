@@ -73,3 +73,12 @@ def test_an_unreadable_cache_entry_is_one_line(tmp_path, monkeypatch, capsys, re
         f"warning: the compile cache in {folder} has an entry jaxzero cannot read "
         f"(XlaRuntimeError); it compiles instead (to clear the cache: rm -r {folder})"
     ]
+
+
+def test_python_turns_it_on_with_one_public_call(tmp_path, restore_cache_dir):
+    """`import jaxzero` leaves JAX's settings alone; a script opts in by name."""
+    import jaxzero
+
+    folder = tmp_path / "from_python"
+    assert jaxzero.enable_compile_cache(str(folder)) == folder
+    assert jax.config.jax_compilation_cache_dir == str(folder)
