@@ -133,7 +133,9 @@ class Checkpointer:
                 with stored_state.quiet_orbax_notices():
                     self._manager = ocp.CheckpointManager(self.directory, options=options)
                 break
-            except FileNotFoundError:  # a step listed, then removed by a training run
+            # a step listed, then removed by a training run: gone (FileNotFoundError), or
+            # gone between orbax's exists() and is_dir() (its NotADirectoryError)
+            except (FileNotFoundError, NotADirectoryError):
                 if not read_only or attempt == 2:
                     raise
 

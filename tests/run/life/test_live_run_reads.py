@@ -112,6 +112,24 @@ def test_a_step_removed_while_orbax_lists_the_run_is_not_a_traceback(live, monke
         assert checkpointer.steps() == [20, 30]
 
 
+def test_a_step_removed_between_orbaxs_exists_and_is_dir_is_not_a_traceback(live, monkeypatch):
+    """orbax checks a step's metadata path with exists() then is_dir(): a step moved out
+    in between is its NotADirectoryError (tools/faults.py's live eval met it)."""
+    from orbax.checkpoint._src.metadata import checkpoint as metadata
+
+    sanitize = metadata._sanitize_metadata_path
+
+    def removed_in_between(path):
+        if str(path).endswith("/10") and (live / "checkpoints" / "10").exists():
+            _retention(live, 10)
+            raise NotADirectoryError(f"Path is not a directory: {path}")
+        return sanitize(path)
+
+    monkeypatch.setattr(metadata, "_sanitize_metadata_path", removed_in_between)
+    with Checkpointer(live, read_only=True) as checkpointer:
+        assert checkpointer.steps() == [20, 30]
+
+
 def test_retention_moves_a_step_out_at_once_then_deletes_it(tmp_path, monkeypatch):
     state = {"w": jax.numpy.ones(3)}
     with Checkpointer(tmp_path, max_to_keep=1) as checkpointer:
