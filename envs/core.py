@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, Generic, TypeVar, dataclass_transform
 
 import jax
@@ -351,11 +352,13 @@ def _drawing_env(state: State) -> Env | None:
     return None
 
 
-def caption(env: Env, state: State) -> str:
-    """Under a picture: the ply, and whose move it is or that the game is over."""
+def caption(env: Env, state: State, names: Sequence[str] = ()) -> str:
+    """Under a picture: the ply, and whose move it is or that the game is over; the
+    mover by ``names[player]`` where given (``Red to move``), else ``player N``."""
     ply = f"{env.id}, ply {int(state.step_count)}"
     if bool(state.truncated):
         return f"{ply}: over (truncated)"
     if bool(state.terminated):
         return f"{ply}: game over"
-    return f"{ply}: player {int(state.current_player)} to move"
+    mover = int(state.current_player)
+    return f"{ply}: {names[mover] if mover < len(names) else f'player {mover}'} to move"

@@ -279,13 +279,7 @@ class Session:
         """Under a grid game's board, whose move it is, by the colour or mark a person
         sees (``Red to move``); other pictures say it themselves."""
         grid = self.env.grid(state)
-        if grid is None:
-            return ""
-        if bool(state.terminated | state.truncated):
-            return caption(self.env, state)
-        names = player_names(grid)
-        mover = int(state.current_player)
-        return f"{self.env.id}, ply {int(state.step_count)}: {names[mover]} to move"
+        return caption(self.env, state, player_names(grid)) if grid is not None else ""
 
     def _cell(self, state: State, least: int, most: int) -> int:
         """A grid cell's side in pixels: a board about 360 px across, cells within
