@@ -145,10 +145,18 @@ def _flush() -> None:
     flushing.join(1.0)
 
 
-def _remove_unsaved(run_dir: Path) -> bool:
-    """Remove ``run_dir`` if it holds no checkpoint; whether it did."""
+def _remove_unsaved(run_dir: Path, tries: int = 5) -> bool:
+    """Remove ``run_dir`` if it holds no checkpoint; whether it did.
+
+    The main thread goes on while this runs, and may be making the run's folders just
+    then (``checkpoints/`` right after ``config.json``): a folder made while ``rmtree``
+    listed leaves ``run_dir`` not empty, its last ``rmdir`` failing. So removed again
+    until gone (the main thread makes a handful of folders, then compiles)."""
     folder = run_dir / CHECKPOINT_DIR
     if folder.is_dir() and any(p.name.isdigit() for p in folder.iterdir()):
         return False
-    shutil.rmtree(run_dir, ignore_errors=True)
+    for _ in range(tries):
+        shutil.rmtree(run_dir, ignore_errors=True)
+        if not run_dir.exists():
+            break
     return True

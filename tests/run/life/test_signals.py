@@ -4,6 +4,7 @@ the iteration, checkpoint saved, with the same exit codes."""
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -135,3 +136,25 @@ def test_a_signal_the_loop_took_is_the_loops_however_late_the_watcher_reads_it(t
     assert done.returncode == 0, output
     assert "stopped at 2 interrupted True" in output
     assert (run / "checkpoints" / "2").is_dir(), output
+
+
+def test_a_folder_made_while_the_unsaved_run_is_removed_is_removed_too(tmp_path, monkeypatch):
+    # The main thread goes on while the watcher removes the run: it made checkpoints/
+    # while rmtree listed the folder, whose last rmdir then failed (ignored), and CI
+    # found ['checkpoints'] left behind once.
+    from jaxzero.run.life import signals
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    real, calls = shutil.rmtree, []
+
+    def racing_rmtree(path, ignore_errors=False):
+        real(path, ignore_errors=ignore_errors)
+        if not calls:  # as if the main thread had made it in the meantime
+            (Path(path) / "checkpoints").mkdir(parents=True)
+        calls.append(path)
+
+    monkeypatch.setattr(signals.shutil, "rmtree", racing_rmtree)
+    assert signals._remove_unsaved(run)
+    assert not run.exists()
