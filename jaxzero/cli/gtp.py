@@ -34,7 +34,8 @@ def gtp(
     set_: SearchSettings = None,
     trust_code: TrustCodeOption = False,
 ) -> None:
-    """Speak the Go Text Protocol on stdin/stdout (for GoGui, Sabaki, GNU Go, gomill)."""
+    """Speak the Go Text Protocol on stdin/stdout (for GoGui, Sabaki, GNU Go, gomill), with
+    Leela Zero's lz-analyze for the analysis Sabaki and Lizzie show."""
     from jaxzero.go.gtp import GtpEngine
     from jaxzero.run.life.checkpoint import CheckpointError
 

@@ -3,13 +3,23 @@
 ``jaxzero gtp --checkpoint RUN`` speaks GTP on stdin/stdout, so GoGui, Sabaki, GNU Go's
 twogtp or gomill can use the agent. Supported commands: protocol_version, name, version,
 known_command, list_commands, boardsize, clear_board, komi, play, genmove, undo,
-showboard, final_score, quit. A malformed or illegal command gets a GTP error
-(``? message``) and the engine keeps running; so does a line longer than
-:data:`LINE_LIMIT` bytes, read past in pieces of that size (memory never holds it).
+showboard, final_score, quit, and Leela Zero's ``lz-analyze`` (below). A malformed or
+illegal command gets a GTP error (``? message``) and the engine keeps running; so does a
+line longer than :data:`LINE_LIMIT` bytes, read past in pieces of that size (memory never
+holds it).
 
 Our Go env alternates colours strictly. GTP controllers may ask for two moves of one
 colour in a row (e.g. after a handicap); the engine then inserts a pass for the other
 colour, unless that pass would end the game, in which case the command is refused.
+
+``lz-analyze [colour] [interval]`` is how Sabaki, Lizzie and LizGoban read an engine's
+analysis. The reply opens with ``=`` on a line of its own, then one line of
+``info move M visits N winrate W prior P order K pv M ...`` entries, one per move the
+search visited (the chosen move first, ``order 0``; win rate and prior in ten-thousandths,
+for the side to move), and stays open until the next command arrives, which ends it with
+a blank line and is then answered, as Leela Zero does. Our search has a fixed number of
+simulations, so its one line is the whole analysis: the interval (centiseconds between
+Leela Zero's lines) is read and changes nothing.
 
 The referee side (two GTP engines driven through a game, e.g. against GNU Go) is
 a tool outside the package: ``tools/gtp_referee.py``.
@@ -27,9 +37,11 @@ from typing import BinaryIO, TextIO
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from envs.go import Go, GoState, action_to_gtp, gtp_to_action, score
 from jaxzero.core.single_game import SingleGame, batch_of_one
+from jaxzero.measure.roots import RootAnalysis, analyze_position, principal_variation
 from jaxzero.run.agents.agent import Agent
 
 COMMANDS = (
@@ -47,7 +59,10 @@ COMMANDS = (
     "showboard",
     "final_score",
     "quit",
+    "lz-analyze",
 )
+ANALYSIS = "lz-analyze"  # a reply left open until the next command (module doc)
+PV_DEPTH = 10  # moves of each move's line in an analysis
 COLOURS = {"b": 0, "black": 0, "w": 1, "white": 1}
 # GTP 2 preprocessing drops the ASCII control characters but HT (LF ends the line).
 CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
@@ -187,6 +202,33 @@ class GtpEngine:
         self._step(action)
         return action_to_gtp(action, self.env.size)
 
+    def lz_analyze(self, args: Sequence[str]) -> str:
+        """One search from the position (for ``colour`` to move, a pass inserted for the
+        other if needed, nothing played) as Leela Zero's ``info`` line: what follows the
+        open reply's ``=`` line (module doc); empty when the game is over."""
+        colour = _analyze_tags(args)
+        state = self.state
+        if bool(state.terminated | state.truncated):
+            return ""
+        if colour is not None and int(state.current_player) != colour:
+            if int(state.passes) > 0:
+                raise GtpError("out of turn: a pass for the other colour would end the game")
+            state = typing.cast(GoState, self.game.step(state, self.env.size**2))
+        self.key, key = jax.random.split(self.key)
+        root = analyze_position(self.player, self.agent.params, state, key)
+        return " ".join(self._info(root, move, order) for order, move in enumerate(_order(root)))
+
+    def _info(self, root: RootAnalysis, move: int, order: int) -> str:
+        """One move's ``info`` entry: win rate and prior in ten-thousandths, for the side to
+        move (Q in [-1, 1] read as a win rate), and the line the search expects after it."""
+        winrate = round(float(np.clip((1 + root.q[move]) / 2, 0, 1)) * 10000)
+        pv = principal_variation(root, self.env, PV_DEPTH, first=move)
+        return (
+            f"info move {action_to_gtp(move, self.env.size)} visits {int(root.visits[move])} "
+            f"winrate {winrate} prior {round(float(root.prior[move]) * 10000)} "
+            f"order {order} pv {' '.join(pv)}"
+        )
+
     def undo(self) -> str:
         """Take back the last move, and the pass the engine inserted before it, if any
         (so that the same colour is to move again)."""
@@ -228,6 +270,8 @@ class GtpEngine:
             "play": (2, self.play),
             "genmove": (1, self.genmove),
         }
+        if name == ANALYSIS:
+            return self.lz_analyze(args)
         if name in simple:
             return simple[name]()
         if name in with_args:
@@ -240,7 +284,9 @@ class GtpEngine:
     def respond(self, line: str) -> tuple[str | None, bool]:
         """(response text or None for a blank line, whether the session ends). The line
         is preprocessed as GTP 2 says: control characters but HT dropped, a ``#`` comment
-        cut, HT read as a space; words are separated by spaces; an id is ASCII digits."""
+        cut, HT read as a space; words are separated by spaces; an id is ASCII digits.
+        An analysis's text ends with one newline, not two: the reply is still open
+        (:meth:`serve` ends it when the next command comes)."""
         line = CONTROL.sub("", line).split("#", 1)[0].replace("\t", " ")
         words = [word for word in line.split(" ") if word]
         if not words:
@@ -255,6 +301,8 @@ class GtpEngine:
             result = self.execute(name, args)
         except GtpError as error:
             return f"?{ident} {error}\n\n", False
+        if name == ANALYSIS:
+            return f"={ident}\n{result}\n" if result else f"={ident}\n", False
         sep = "" if not result or result.startswith("\n") else " "
         return f"={ident}{sep}{result}\n\n", name == "quit"
 
@@ -265,12 +313,19 @@ class GtpEngine:
         undecodable byte becoming U+FFFD (so garbage is an unknown command); replies go
         out ASCII, to a text or a binary ``stdout``. A line longer than
         :data:`LINE_LIMIT` is answered with an error, not read whole."""
+        open_reply = False  # an analysis, ended by the next command (module doc)
         for line, whole in _lines(stdin):
+            if open_reply:
+                _write(stdout, "\n")
+                open_reply = False
             response, done = self.respond(line) if whole else (_too_long(line), False)
             if response is not None:
                 _write(stdout, response)
+                open_reply = not response.endswith("\n\n")
             if done:
                 return
+        if open_reply:  # the input ended: so does the analysis
+            _write(stdout, "\n")
 
 
 def _lines(stream: TextIO | BinaryIO) -> Iterator[tuple[str, bool]]:
@@ -310,6 +365,29 @@ def _is_int(word: str) -> bool:
 def _ascii_lower(word: str) -> str:
     """``word`` lowercased if it is ASCII (Unicode lowercases the Kelvin sign to k)."""
     return word.lower() if word.isascii() else word
+
+
+def _order(root: RootAnalysis) -> list[int]:
+    """The moves the search visited, the chosen one first, then by visits (prior on a
+    tie): an analysis's ``order``."""
+    visited = [int(a) for a in np.flatnonzero(root.visits > 0) if a != root.chosen]
+    rest = sorted(visited, key=lambda a: (-root.visits[a], -root.prior[a]))
+    return [root.chosen, *rest]
+
+
+def _analyze_tags(args: Sequence[str]) -> int | None:
+    """The colour of ``lz-analyze [colour] [interval] [interval N]`` (None: the side to
+    move); the interval is checked and read past (module doc). Leela Zero's other tags
+    (avoid, allow, minmoves...) ask for what this engine cannot do: refused."""
+    words = list(args)
+    colour = _colour(words.pop(0)) if words and _ascii_lower(words[0]) in COLOURS else None
+    if words and words[0] == "interval":
+        words.pop(0)
+    if words and _is_int(words[0]):
+        words.pop(0)
+    if words:
+        raise GtpError(f"cannot parse analyze tags: {words[0][:40]} is not a colour or interval")
+    return colour
 
 
 def _colour(text: str) -> int:

@@ -170,11 +170,13 @@ def tree_to_dot(tree: mctx.Tree, env: Env, index: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
-def principal_variation(root: RootAnalysis, env: Env, depth: int = 6) -> list[str]:
-    """The search's main line: the chosen move, then the most visited child, again and
-    again (up to ``depth`` moves, while the child was visited), in the game's notation.
-    It ends with the move that ends the game: the search still visits a finished game's
-    (absorbing) children, which are no moves."""
+def principal_variation(
+    root: RootAnalysis, env: Env, depth: int = 6, first: int | None = None
+) -> list[str]:
+    """The search's main line: the chosen move (or ``first``, a visited move of the
+    root), then the most visited child, again and again (up to ``depth`` moves, while the
+    child was visited), in the game's notation. It ends with the move that ends the game:
+    the search still visits a finished game's (absorbing) children, which are no moves."""
     tree = root.tree
     over = getattr(tree.embeddings, "terminated", None)  # bool [1, N] when nodes are states
     node, line = tree.ROOT_INDEX, []
@@ -183,7 +185,7 @@ def principal_variation(root: RootAnalysis, env: Env, depth: int = 6) -> list[st
         if visits.max() <= 0:
             break
         # the root's: the move chosen (Gumbel's may not be the most visited, on a tie)
-        action = root.chosen if ply == 0 else int(visits.argmax())
+        action = (root.chosen if first is None else first) if ply == 0 else int(visits.argmax())
         line.append(env.action_to_text(action))
         node = int(tree.children_index[0, node, action])
         if node == tree.UNVISITED or (over is not None and bool(np.asarray(over)[0, node])):
