@@ -45,7 +45,13 @@ from jaxzero.measure.roots import (
     value_graph_svg,
 )
 from jaxzero.run.agents.agent import Agent
-from jaxzero.run.life.game_records import RecordedGame, board_svg, game_states, last_cell
+from jaxzero.run.life.game_records import (
+    RecordedGame,
+    board_svg,
+    first_player_values,
+    game_states,
+    last_cell,
+)
 
 
 class BoardError(ValueError):
@@ -91,6 +97,7 @@ class Session:
         self.title = ""
         self.versus = True  # a game against the agent (not a loaded line, a run's game)
         self._analyses: dict[int, Analysis] = {}  # cursor -> its search (this line only)
+        self._recorded: dict[int, float] = {}  # a run's game: ply -> its search's value
         self._by: dict[int, str] = {}  # ply -> who played its move here ("you", "agent")
         self.new(human)
 
@@ -232,6 +239,8 @@ class Session:
                 raise BoardError(shortened(f"{game.label}: {error}")) from None
             self._start(states, list(game.moves), game.label, cursor=0)
             self.versus = False
+            if self.env.num_players == 2:  # the run's own verdicts, for the value graph
+                self._recorded = first_player_values(states, game.values)
 
     # -- the view ----------------------------------------------------------------------
 
@@ -332,10 +341,11 @@ class Session:
 
     def _value_graph(self) -> str | None:
         """The line's values for the first player, ply by ply, where the agent searched
-        (two-player games: a mover's value is the other's negated); None before any."""
-        if self.env.num_players != 2 or not self._analyses:
+        (two-player games: a mover's value is the other's negated) or, for a run's game,
+        where its self-play search did; None before any."""
+        if self.env.num_players != 2 or not (self._analyses or self._recorded):
             return None
-        values = {}
+        values = dict(self._recorded)  # the board's own searches drawn over them
         for ply, analysis in self._analyses.items():
             mover = int(analysis.state.current_player)
             values[ply] = analysis.root.chosen_value * (1 if mover == 0 else -1)
@@ -383,7 +393,7 @@ class Session:
     def _start(self, states: list[State], moves: list[int], title: str, cursor: int = -1) -> None:
         self.states, self.moves, self.title = states, moves, title
         self.cursor = len(moves) if cursor < 0 else cursor
-        self._analyses, self._by = {}, {}
+        self._analyses, self._by, self._recorded = {}, {}, {}
         self._analyze()
 
     def _loaded(self, states: list[State], moves: list[int], title: str) -> None:
@@ -395,6 +405,7 @@ class Session:
         """Forget the line after the cursor (a move played there starts a new one)."""
         del self.states[self.cursor + 1 :], self.moves[self.cursor :]
         self._analyses = {k: a for k, a in self._analyses.items() if k <= self.cursor}
+        self._recorded = {k: v for k, v in self._recorded.items() if k <= self.cursor}
         self._by = {k: who for k, who in self._by.items() if k < self.cursor}
 
     def _advance(self, action: int, by_agent: bool = False) -> None:

@@ -103,7 +103,8 @@ class Trainer:
         init: jitted ``key -> TrainState``; ``key`` a typed PRNG key or its raw data.
         iteration: jitted ``state -> (state, metrics, moves)``: ``metrics`` device
             scalars, ``moves`` the iteration's self-play moves (``{"action", "done",
-            "reward"}``, [T, B] each, ``reward`` [T, B, players]) for game records.
+            "reward", "value"}``, [T, B] each, ``reward`` [T, B, players]; ``value`` the
+            search's verdict for the mover) for game records.
         options: how the searches treat the game, and with ``config.model.kind=learned``
             the learned model they plan with (``options.model``).
     """
@@ -116,7 +117,7 @@ class Trainer:
     optimizer: optax.GradientTransformation
     init: Callable[[Array], TrainState]
     # state -> (state, metrics, moves): metrics are device scalars; moves the iteration's
-    # self-play moves ({"action", "done": [T, B], "reward": [T, B, players]}), for records
+    # self-play moves ({"action", "done", "value": [T, B], "reward": [T, B, players]})
     iteration: Callable[[TrainState], tuple[TrainState, Metrics, dict[str, Array]]]
     # how self-play searches the game: the rules, or the learned model (options.model)
     options: SearchOptions = SearchOptions()

@@ -257,12 +257,15 @@ def _make_search_move(
     member_axis: str | None,
 ) -> Callable:
     """``search_move(params, states, root, tree, k_search, k_act) -> (weights, action,
-    value, target, tree, counts)``: the search of a move of B games, its policy
+    value, verdict, target, tree, counts)``: the search of a move of B games, its policy
     ``weights`` float32 [B, A], the move chosen ``action`` int32 [B], the root ``value``
-    float32 [B], the policy ``target`` [B, A] recorded for training (``weights``, or zeros
-    after a cheap search of playout-cap randomisation), the grown tree (None without tree
-    reuse) and a learned model's node counts (``MODEL_SUMS``, float32 [] each; zeros with
-    the rules)."""
+    float32 [B] (the mean of its simulations: the value target), the search's ``verdict``
+    float32 [B] (its own choice's Q, as the board and the game records show it: Gumbel's
+    mean counts its visits to weaker moves), the policy ``target`` [B, A] recorded for
+    training (``weights``, or zeros after a cheap search of playout-cap randomisation),
+    the grown tree (None without tree reuse) and a learned model's node counts
+    (``MODEL_SUMS``, float32 [] each; zeros with the rules); values from the mover's
+    view."""
 
     def search_move(params, states, root, tree, k_search, k_act):
         def searched(num_simulations: int, noise: bool):
@@ -283,20 +286,22 @@ def _make_search_move(
             counts = (jnp.float32(0), jnp.float32(0))
             if options.model is not None:
                 counts = model_lib.off_rules_counts(output.search_tree)
-            value = output.search_tree.summary().value
-            return output.action_weights, action, value, grown, counts
+            summary = output.search_tree.summary()
+            best = policy.greedy_action(output)  # int32 [B]
+            verdict = jnp.take_along_axis(summary.qvalues, best[:, None], axis=-1)[:, 0]
+            return output.action_weights, action, summary.value, verdict, grown, counts
 
         if not sp_cfg.playout_cap:
-            weights, action, value, grown, counts = searched(simulations, True)
-            return weights, action, value, weights, grown, counts
+            weights, action, value, verdict, grown, counts = searched(simulations, True)
+            return weights, action, value, verdict, weights, grown, counts
         # One draw for the batch (its games are searched together): full or cheap.
         full = jax.random.uniform(jax.random.fold_in(k_search, 2)) < sp_cfg.full_search_share
-        weights, action, value, grown, counts = jax.lax.cond(
+        weights, action, value, verdict, grown, counts = jax.lax.cond(
             full,
             lambda: searched(simulations, True),
             lambda: searched(sp_cfg.cheap_simulations, False),
         )
-        return weights, action, value, jnp.where(full, weights, 0.0), grown, counts
+        return weights, action, value, verdict, jnp.where(full, weights, 0.0), grown, counts
 
     return search_move
 
@@ -318,7 +323,9 @@ def make_selfplay_fn(
     (outcomes are from the first player's view; KL and entropies summed over positions).
     ``moves`` are the moves as played, for game records
     (``jaxzero.go.records.SelfPlayRecorder``): ``{"action": int32 [T, B], "done": bool
-    [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, P]}``.
+    [T, B] (the move ended the slot's game, which restarts), "reward": float32 [T, B, P],
+    "value": float32 [T, B] (the search's verdict on the position before the move, its
+    chosen move's Q from the mover's view)}``.
     Each move is searched by ``policy`` with ``num_simulations`` (a cheap search of
     playout-cap randomisation with ``config.cheap_simulations``) as ``options`` say (with
     ``options.reuse_tree`` the games carry their trees in ``sp.tree``); ``member_axis``
@@ -338,7 +345,7 @@ def make_selfplay_fn(
         b = states.current_player.shape[0]
 
         root = search.make_root(params, states, apply_fn, options)
-        weights, action, value, target, tree, counts = search_move(
+        weights, action, value, verdict, target, tree, counts = search_move(
             params, states, root, sp.tree, k_search, k_act
         )
         if sp_cfg.opening_plies > 0:  # uniformly random legal moves open every game
@@ -376,7 +383,12 @@ def make_selfplay_fn(
             value_return=jnp.where(done[:, None], 0.0, sp.value_return),
             returns=jnp.where(done[:, None], 0.0, sp.returns),
         )
-        moves = {"action": action.astype(jnp.int32), "done": done, "reward": nxt.rewards}
+        moves = {
+            "action": action.astype(jnp.int32),
+            "done": done,
+            "reward": nxt.rewards,
+            "value": verdict.astype(jnp.float32),
+        }
         return (params, sp, buffer), (sums, moves)
 
     def play(params, sp: SelfPlayState, buffer, key: Array):

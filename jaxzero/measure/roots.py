@@ -297,7 +297,7 @@ def value_graph_svg(
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}">' + "".join(body) + "</svg>"
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif">' + "".join(body) + "</svg>"
     )
 
 

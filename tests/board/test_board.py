@@ -28,7 +28,7 @@ from jaxzero.measure.roots import principal_variation
 from jaxzero.run.agents.agent import load_agent
 from jaxzero.run.folder import manifest
 from jaxzero.run.folder.layout import GAMES_FILE
-from jaxzero.run.life.game_records import GameRecorder, read_games
+from jaxzero.run.life.game_records import GameRecorder, first_player_values, read_games
 from jaxzero.run.reports.report import STRIPS, write_report
 
 JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
@@ -210,11 +210,15 @@ def test_a_runs_recorded_games_step_through(client, tiny_run, session):
     games = read_games(tiny_run, 9)
     assert games and all(game.kind == "self-play" for game in games)
     assert (tiny_run / GAMES_FILE).read_text().count("\n") == len(games)
+    for game in games:  # the search's verdict before each move, for its mover
+        assert len(game.values) == len(game.moves) and all(-1 <= v <= 1 for v in game.values)
     labels = client.get("/api/games").json()
     assert labels[0] == {"index": len(games) - 1, "label": games[-1].label}  # newest first
     view = client.post("/api/load", json={"game": 0}).json()
     assert view["title"] == games[0].label and view["cursor"] == 0 and not view["versus"]
     assert len(view["moves"]) == len(games[0].moves)
+    # the run's own values drawn over the whole game, before the board searched it
+    assert view["value_graph"].count('class="value"') == len(games[0].moves)
     view = client.post("/api/goto", json={"ply": len(games[0].moves)}).json()
     assert view["over"]
     assert (
@@ -239,6 +243,14 @@ def test_read_games_skips_lines_that_are_not_games(tmp_path):
             "returns": [0, 0],
         },
         {"iteration": 3, "moves": [1]},
+        {
+            "iteration": 4,
+            "kind": "self-play",
+            "players": ["a", "b"],
+            "moves": [4, 0],
+            "returns": [1, -1],
+            "values": [0.5],  # one short
+        },
         "not a game",
     ]
     (tmp_path / GAMES_FILE).write_text("\n".join(map(json.dumps, lines)) + "\n{cut")
@@ -311,6 +323,8 @@ def test_the_report_draws_the_runs_games_move_by_move(tiny_run, tmp_path):
     strip = (out / "game_1.svg").read_text()
     pictures.check_svg(strip)
     assert "1. jaxzero " in strip and "start" in strip  # each move under its position
+    plies = len(read_games(run, 9)[-1].moves)  # game 1: the last self-play game
+    assert strip.count('class="value"') == plies and "value for X, ply by ply" in strip
     assert "report/game_1.svg" in (run / ".jaxzero-run.json").read_text()  # --force's to delete
     assert {f"game_{k}.svg" for k in range(1, STRIPS + 1)} <= set(manifest.OLDER_REPORT)
 
@@ -325,8 +339,9 @@ def test_the_recorder_writes_whole_games_of_the_first_slot_only():
         done = np.array([[[0, 1], [0, 0], [1, 0]], [[0, 0], [1, 0], [0, 0]]], bool)
         reward = np.zeros((2, 3, 2, 2))
         reward[0, 2, 0] = [1, -1]
+        value = action / 10  # slot 0's: 0.1, 0.2, ...
         for k in range(2):
-            moves = {"action": action[k], "done": done[k], "reward": reward[k]}
+            moves = {"action": action[k], "done": done[k], "reward": reward[k], "value": value[k]}
             recorder(SimpleNamespace(iteration=start_iteration + k + 1, moves=moves))
         recorder.close(SimpleNamespace())
 
@@ -335,6 +350,7 @@ def test_the_recorder_writes_whole_games_of_the_first_slot_only():
         steps(GameRecorder(path, every=1), 0)
         games = read_games(folder)
         assert [g.moves for g in games] == [(1, 2, 3), (4, 5)]
+        assert [g.values for g in games] == [(0.1, 0.2, 0.3), (0.4, 0.5)]
         assert games[0].returns == (1.0, -1.0) and games[1].result == "draw"
         path.unlink()
         steps(GameRecorder(path, every=5), 4)  # resumed: the first game began before it
@@ -366,3 +382,9 @@ def test_the_main_line_starts_with_the_chosen_move(session):
     root = session.agent.analyze(state, num_simulations=4).root
     tied = dataclasses.replace(root, chosen=int(np.argsort(root.visits)[-2]))  # not the most
     assert principal_variation(tied, session.env)[0] == session.env.action_to_text(tied.chosen)
+
+
+def test_a_games_values_are_drawn_for_the_first_player():
+    """Each value is its mover's: the second player's are negated for the first's graph."""
+    states = [SimpleNamespace(current_player=np.int32(k % 2)) for k in range(4)]
+    assert first_player_values(states, [0.5, 0.25, -0.75]) == {0: 0.5, 1: -0.25, 2: -0.75}

@@ -161,3 +161,11 @@ def test_two_player_targets_are_the_old_ones_bit_for_bit(discount):
     got, want = np.asarray(batch.value_target), np.asarray(old)
     keep = np.asarray(valid)
     np.testing.assert_array_equal(got[keep].view(np.uint32), want[keep].view(np.uint32))
+
+
+def test_the_recorded_value_is_the_searchs_chosen_moves_q(score_run):
+    """At the last ply every move ends the game, so each move's Q is its own reward (100,
+    200 or 300): the recorded verdict is one of them exactly, not a mean of several."""
+    _, _, _, moves = score_run
+    assert moves["value"].shape == moves["action"].shape
+    assert np.isin(moves["value"][2], [100.0, 200.0, 300.0]).all(), moves["value"][2]

@@ -11,10 +11,13 @@ A population's members write theirs in ``RUN/members/K/games.jsonl`` (self-play 
 population plays no matches). A line is one game:
 
     {"iteration": 40, "kind": "self-play", "players": ["jaxzero", "jaxzero"],
-     "moves": [4, 0, 8, ...], "returns": [1.0, -1.0]}
+     "moves": [4, 0, 8, ...], "returns": [1.0, -1.0], "values": [0.12, -0.08, ...]}
 
 ``moves`` are action indices from the game's start (an evaluation game's random opening
-plies included), ``returns`` each player's total reward. The moves are pulled to the host
+plies included), ``returns`` each player's total reward, and ``values`` (self-play only)
+the search's verdict on each position before its move: the Q of the move the search
+chose, from the view of the player to move, in [-1, 1] (the report and the board draw
+them as the game's value graph). The moves are pulled to the host
 on logging iterations only, when the driver already waits for the device, so recording
 adds no wait of its own. A resumed run drops the lines after its checkpoint first (they
 are played again), as ``metrics.jsonl`` does.
@@ -38,6 +41,7 @@ import numpy as np
 from envs import pictures
 from envs.core import Env, State
 from jaxzero.core.single_game import SingleGame
+from jaxzero.measure.roots import value_graph_svg
 from jaxzero.run.folder.files import os_reason
 from jaxzero.run.folder.layout import GAMES_FILE
 from jaxzero.run.folder.reads import FileRefused, read_lines
@@ -60,6 +64,8 @@ class RecordedGame:
         players: each seat's name, seat 0 first.
         moves: action indices from the start.
         returns: each player's total reward.
+        values: per move, the search's verdict on the position before it, from its
+            mover's view (self-play games; empty where not recorded).
     """
 
     iteration: int
@@ -67,6 +73,7 @@ class RecordedGame:
     players: tuple[str, ...]
     moves: tuple[int, ...]
     returns: tuple[float, ...]
+    values: tuple[float, ...] = ()
 
     @property
     def result(self) -> str:
@@ -103,6 +110,7 @@ class GameRecorder:
     _writer: JsonlWriter = dataclasses.field(init=False)
     _pending: list[tuple[int, Any]] = dataclasses.field(default_factory=list)
     _moves: list[int] | None = None  # slot 0's current game; None: it started before us
+    _values: list[float] = dataclasses.field(default_factory=list)  # its search verdicts
     _returns: Any = 0.0  # float [players]: that game's rewards so far
 
     def __post_init__(self) -> None:
@@ -118,7 +126,7 @@ class GameRecorder:
     def __call__(self, step: Any) -> None:
         """Hook: keep slot 0's moves of this iteration (device arrays, no wait)."""
         at = (slice(None), 0) if self.member is None else (self.member, slice(None), 0)
-        slot = tuple(step.moves[name][at] for name in ("action", "done", "reward"))
+        slot = tuple(step.moves[name][at] for name in ("action", "done", "reward", "value"))
         self._pending.append((step.iteration, slot))
         if step.iteration % self.every == 0:
             self._flush()
@@ -159,29 +167,41 @@ class GameRecorder:
     def _flush(self) -> None:
         pulled = jax.device_get(self._pending)
         self._pending = []
-        for iteration, (action, done, reward) in pulled:
+        for iteration, (action, done, reward, value) in pulled:
             for t in range(len(action)):
                 if self._moves is not None:
                     if not self._moves:
-                        self._returns = np.zeros(len(reward[t]))
+                        self._returns, self._values = np.zeros(len(reward[t])), []
                     self._moves.append(int(action[t]))
+                    self._values.append(round(float(value[t]), 3) + 0.0)  # no -0.0
                     self._returns = self._returns + np.asarray(reward[t], np.float64)
                 if done[t]:
                     if self._moves:
                         players = ["jaxzero"] * len(self._returns)
-                        self._write(iteration, SELF_PLAY, players, self._moves, self._returns)
+                        self._write(
+                            iteration, SELF_PLAY, players, self._moves, self._returns, self._values
+                        )
                     self._moves = []
 
     def _write(
-        self, iteration: int, kind: str, players: list[str], moves: list[int], returns: Any
+        self,
+        iteration: int,
+        kind: str,
+        players: list[str],
+        moves: list[int],
+        returns: Any,
+        values: list[float] | None = None,
     ) -> None:
-        self._writer.append({
+        row: dict[str, Any] = {
             "iteration": int(iteration),
             "kind": kind,
             "players": players,
             "moves": moves,
             "returns": [round(float(r), 6) + 0.0 for r in returns],  # no -0.0
-        })  # fmt: skip
+        }
+        if values is not None and all(map(math.isfinite, values)):  # a diverged net's: none
+            row["values"] = values
+        self._writer.append(row)
 
 
 def read_games(run_dir: Path | str, num_actions: int | None = None) -> list[RecordedGame]:
@@ -192,8 +212,9 @@ def read_games(run_dir: Path | str, num_actions: int | None = None) -> list[Reco
     A line that is not a whole game is skipped: the file is data, never trusted further.
     A game is a JSON object whose ``iteration`` is a whole number from 0, ``kind`` a
     string, ``moves`` action indices (below ``num_actions``, when given), ``returns`` one
-    finite number or more, and ``players`` as many strings as ``returns``; a name or kind
-    longer than :data:`NAME_LIMIT` characters is no game of ours.
+    finite number or more, ``players`` as many strings as ``returns``, and ``values``, if
+    there, one finite number per move; a name or kind longer than :data:`NAME_LIMIT`
+    characters is no game of ours.
 
     Args:
         run_dir: the run directory.
@@ -249,12 +270,18 @@ def _game(line: bytes, moves_limit: int) -> RecordedGame | None:
         return None
     if not all(map(_name, players)):
         return None
+    values = row.get("values", [])
+    if not (isinstance(values, list) and len(values) in (0, len(moves))):
+        return None
+    if not all(map(_finite, values)):
+        return None
     return RecordedGame(
         iteration=iteration,
         kind=kind,
         players=tuple(players),
         moves=tuple(moves),
         returns=tuple(float(r) for r in returns),
+        values=tuple(float(v) for v in values),
     )
 
 
@@ -286,6 +313,7 @@ def _size(game: RecordedGame) -> int:
     (above 256), its numbers and strings, and the objects around them."""
     text = len(game.kind) + sum(len(name) for name in game.players)
     numbers = 8 * len(game.moves) + 32 * sum(move > 256 for move in game.moves)
+    numbers += 32 * len(game.values)  # a float each
     return numbers + 64 * (len(game.players) + len(game.returns)) + text + 512
 
 
@@ -352,8 +380,28 @@ def strip_svg(env: Env, game: RecordedGame, columns: int = 10, step: Any = None)
         who = game.players[int(before.current_player)] if env.num_players > 1 else ""
         text = f"{ply}. {who} {env.action_to_text(action)}".replace("  ", " ")
         svgs.append(board_svg(env, after, last_cell(env, before, action), text))
-    boards = pictures.tile(svgs, columns=columns)
-    return pictures.tile([pictures.text_svg(game.label), boards], columns=1, gap=0)
+    parts = [pictures.text_svg(game.label), pictures.tile(svgs, columns=columns)]
+    if game.values and env.num_players == 2:  # the search's verdicts, for the first player
+        values = first_player_values(states, game.values)
+        parts.append(value_graph_svg(values, len(game.moves), who=first_player(env, states[0])))
+    return pictures.tile(parts, columns=1, gap=0)
+
+
+def first_player_values(states: Sequence[State], values: Sequence[float]) -> dict[int, float]:
+    """ply -> the value of the position after ``ply`` moves for the first player, from
+    values for each position's mover (a two-player game's: the other's is its negation)."""
+    return {
+        ply: float(v) if int(state.current_player) == 0 else -float(v)
+        for ply, (state, v) in enumerate(zip(states, values, strict=False))
+    }
+
+
+def first_player(env: Env, state: State) -> str:
+    """The first player as the board draws them (``Red``, ``Black``, ``X``), else
+    ``player 0``."""
+    grid = env.grid(state)
+    names = pictures.player_names(grid) if grid is not None else ()
+    return names[0] if names else "player 0"
 
 
 def last_cell(env: Env, before: State, action: int) -> tuple[int, int] | None:
