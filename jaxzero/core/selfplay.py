@@ -383,12 +383,7 @@ def make_selfplay_fn(
             value_return=jnp.where(done[:, None], 0.0, sp.value_return),
             returns=jnp.where(done[:, None], 0.0, sp.returns),
         )
-        moves = {
-            "action": action.astype(jnp.int32),
-            "done": done,
-            "reward": nxt.rewards,
-            "value": verdict.astype(jnp.float32),
-        }
+        moves = dict(action=action.astype(jnp.int32), done=done, reward=nxt.rewards, value=verdict)
         return (params, sp, buffer), (sums, moves)
 
     def play(params, sp: SelfPlayState, buffer, key: Array):
