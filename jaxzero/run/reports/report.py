@@ -160,7 +160,7 @@ def _write_report(run_dir, out, rows, skipped, elo_rows) -> Path:
         record_report(run_dir, out, ["elo.png"])
         _elo_figure(run_dir, out / "elo.png", elo_rows, promotions)
         made.append("elo.png")
-    lines = _summary(run_dir, rows, skipped, elo_rows, names, promotions, made)
+    lines = _summary(run_dir, rows, skipped, elo_rows, promotions, made)
     lines += _game_strips(run_dir, out)
     record_report(run_dir, out, [SUMMARY_FILE])
     nolink.write_atomic(run_dir, out / SUMMARY_FILE, "\n".join(lines))
@@ -171,7 +171,7 @@ def _shown(value: float | None) -> str:
     return "not finite" if value is None else f"{value:.4g}"
 
 
-def _summary(run_dir, rows, skipped, elo_rows, names, promotions, made) -> list[str]:
+def _summary(run_dir, rows, skipped, elo_rows, promotions, made) -> list[str]:
     """The lines of ``summary.md``."""
     last = rows[-1]
     arena_rows = [r for r in rows if "arena/promoted" in r]
@@ -186,9 +186,16 @@ def _summary(run_dir, rows, skipped, elo_rows, names, promotions, made) -> list[
         f"{len(rows)} logged iterations, last at iteration {int(last['iteration'])} "
         f"after {last.get('elapsed') or 0:.0f} s of this invocation.",
         "",
-        "| metric | last value |",
-        "|---|---|",
-        *[f"| {markdown_text(n)} | {_shown(last[n])} |" for n in names if n in last],
+        "Each metric's last logged value, and the iteration it was logged at (a run's",
+        "evaluation is logged every `evaluation.every` iterations; the measurements of",
+        "its strength, `eval/...`, first).",
+        "",
+        "| metric | last value | at iteration |",
+        "|---|---|---|",
+        *[
+            f"| {markdown_text(n)} | {_shown(value)} | {at} |"
+            for n, (value, at) in _latest(rows).items()
+        ],
         "",
         *(
             [f"Arena gate: {len(promotions)} promotions in {len(arena_rows)} matches.", ""]
@@ -207,6 +214,17 @@ def _summary(run_dir, rows, skipped, elo_rows, names, promotions, made) -> list[
         shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
         lines[3:3] = [f"{len(skipped)} unreadable lines of {METRICS_FILE} skipped: {shown}.", ""]
     return lines
+
+
+def _latest(rows: list[dict]) -> dict[str, tuple[float | None, int]]:
+    """Each metric's last logged value and its iteration, ``eval/...`` first, then by
+    name: an evaluation's row is not the last row unless the run stopped on one."""
+    latest = {}
+    for row in rows:
+        for name, value in row.items():
+            if name not in ("iteration", "elapsed"):
+                latest[name] = (value, int(row["iteration"]))
+    return dict(sorted(latest.items(), key=lambda item: (not item[0].startswith("eval/"), item[0])))
 
 
 def chosen_games(games: list[RecordedGame], count: int = STRIPS) -> list[RecordedGame]:

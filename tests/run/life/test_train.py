@@ -248,3 +248,16 @@ def test_a_checkpoint_from_before_value_returns_resumes_exactly(tmp_path, straig
     assert type(restored.selfplay) is type(state.selfplay)
     for a, b in zip(jax.tree.leaves(restored), jax.tree.leaves(state), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_the_summary_leads_with_each_measurement_of_strength_at_its_iteration(tmp_path):
+    # A run that stopped between evaluations: its last row has no eval/..., which the
+    # summary read from that row alone and so left out.
+    rows = [
+        {"iteration": 10, "elapsed": 1.0, "policy_loss": 1.5, "eval/raw_optimal": 0.875},
+        {"iteration": 15, "elapsed": 2.0, "policy_loss": 1.25},
+    ]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = (write_report(tmp_path) / "summary.md").read_text()
+    table = [line for line in summary.splitlines() if line.startswith("| ")]
+    assert table[1:] == ["| eval/raw_optimal | 0.875 | 10 |", "| policy_loss | 1.25 | 15 |"]
