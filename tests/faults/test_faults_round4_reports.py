@@ -63,7 +63,7 @@ def test_a_comparison_names_metrics_and_commands_as_text(tiny_run, tmp_path):
     write_comparison(out, arms, "Runs compared", [f"Command: {code_span(command)}"])
     summary = (out / "summary.md").read_text()
     _no_markup(summary)
-    assert "Command: `` jaxzero train `rm -rf ~` <script> ``" in summary  # one code span
+    assert "Command: ``jaxzero train `rm -rf ~` <script>``" in summary  # one code span
     assert sorted(p.parent for p in out.rglob("*")) == [out] * len(list(out.iterdir()))
     assert not any("\x00" in p.name or p.name.startswith("..") for p in out.iterdir())
     assert (out / "nul_name.png").exists() and (out / "x_.._.._y.png").exists()

@@ -22,7 +22,8 @@ def code_span(text: object) -> str:
     """``text`` as one Markdown code span (a command line), whatever backticks it holds."""
     text = " ".join(str(text).replace("\x00", "\ufffd").split())
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    return f"{fence} {text} {fence}"
+    pad = " " if text[:1] == "`" or text[-1:] == "`" else ""  # else it would join the fence
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def file_name(name: str) -> str:

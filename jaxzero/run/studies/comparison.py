@@ -204,10 +204,16 @@ def _answer(metric: str, series: dict[str, list[Series]]) -> list[str]:
     """The study's question answered first: each seed's last value, each arm's mean and
     interval, and each pair's difference in words."""
     name = markdown_text(metric)
+    runs = [s for arm_runs in series.values() for s in arm_runs]
+    measured = sorted({max(s[metric]) for s in runs})
+    trained = max(max(values) for s in runs for values in s.values())
+    at = ", ".join(map(str, measured))
+    when = f"at iteration {at}" + ("" if measured == [trained] else f"; trained to {trained}")
     lines = [
         f"## The answer: {name}",
         "",
-        f"Each arm's last measurement of {name}, seed by seed, and their mean [95% interval].",
+        f"Each arm's last measurement of {name} ({when}), seed by seed, and their mean "
+        "[95% interval].",
         "",
         "| arm | seeds | mean [95% interval] |",
         "|---|---|---|",
@@ -339,7 +345,7 @@ def write_study_report(root: str | Path) -> Path:
     lines = [
         f"{len(study.arms)} arms of {markdown_text(study.config.game)}, {len(study.seeds)} "
         f"members each ({', '.join(map(code_span, study.arms))}), in "
-        f"{code_span(f'{root.name}/arms/NAME')}.",
+        f"{code_span(root / 'arms' / 'NAME')}.",
         "",
         f"Command: {code_span(study.command)}" if study.command else "",
     ]

@@ -29,7 +29,8 @@ def _arms(root: Path) -> list[Arm]:
             run.mkdir(parents=True)
             row = {"iteration": 100, "eval/raw_optimal": optimal, "draw_rate": draws,
                    "value_loss": loss, "positions_per_second": speed}  # fmt: skip
-            (run / "metrics.jsonl").write_text(json.dumps(row) + "\n")
+            later = {"iteration": 120, "game_length": 7.0}  # trained on after the evaluation
+            (run / "metrics.jsonl").write_text(json.dumps(row) + "\n" + json.dumps(later) + "\n")
             runs.append(run)
         arms.append(Arm(name, tuple(runs)))
     return arms
@@ -49,6 +50,7 @@ def _numbers(cell: str) -> list[float]:
 def test_the_summary_leads_with_the_answer_seed_by_seed(summary):
     sections = [line for line in summary.splitlines() if line.startswith("## ")]
     assert sections == ["## The answer: eval/raw_optimal", "## Every metric"]
+    assert "eval/raw_optimal (at iteration 100; trained to 120), seed by seed" in summary
     assert "| puct | 0.9, 0.93, 0.99 |" in summary
     assert "| gumbel | 0.99, 1, 0.98 |" in summary
     assert "puct − gumbel: -0.05 [" in summary and "these seeds do not tell" in summary
@@ -78,7 +80,7 @@ def test_one_value_for_every_seed_is_said_not_given_an_interval(summary):
 
 
 def test_many_intervals_come_with_their_warning(summary):
-    assert "These are 4 intervals side by side" in summary and "by chance alone" in summary
+    assert "These are 5 intervals side by side" in summary and "by chance alone" in summary
 
 
 def test_the_question_and_the_ranges():
