@@ -8,14 +8,17 @@ checkpoint) print one line saying what is wrong and how to fix it, and exit with
 from jaxzero.cli import analyze, board, evaluate, export, gtp, play, report, train
 from jaxzero.cli.app import UsageError, app, main
 
-# In this order in `jaxzero --help`.
-app.command()(train.train)
-app.command()(play.play)
-app.command()(gtp.gtp)
-app.command()(export.export)
-app.command()(report.report)
-app.command(name="eval")(evaluate.eval_)
-app.command()(analyze.analyze)
-app.command()(board.board)
+# In this order in `jaxzero --help`, each with a line that fits its list (Click cuts a
+# longer first sentence off with "..."); `jaxzero COMMAND --help` says the whole.
+app.command(short_help="Train an agent by self-play (a run, seeds or a study).")(train.train)
+app.command(short_help="Play a game against a trained agent.")(play.play)
+app.command(short_help="A Go agent as a GTP engine: GoGui, Sabaki, lz-analyze.")(gtp.gtp)
+app.command(short_help="Write a run's network as a small agent folder.")(export.export)
+app.command(short_help="Figures and a summary of a run, population or study.")(report.report)
+app.command(name="eval", short_help="Round robin of checkpoints and opponents, an Elo table.")(
+    evaluate.eval_
+)
+app.command(short_help="Show a position and the root of a search over it.")(analyze.analyze)
+app.command(short_help="Play and analyse in a web page.")(board.board)
 
 __all__ = ["UsageError", "app", "main"]

@@ -24,7 +24,11 @@ def gtp(
         ),
     ] = None,
     simulations: Annotated[
-        int | None, typer.Option(min=1, help="Search simulations per move")
+        int | None,
+        typer.Option(
+            min=1,
+            help="Search simulations per move [default: the agent's evaluation.simulations]",
+        ),
     ] = None,
     search: SearchKind = None,
     resign: Annotated[

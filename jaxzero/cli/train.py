@@ -46,14 +46,15 @@ def train(
         typer.Option(
             min=1,
             help="Train this many seeds (seed, seed+1, ...) as one population, one compiled "
-            "program; each member is RUN/members/K",
+            "program; each member is RUN/members/K (in a study: RUN/arms/NAME/members/K)",
         ),
     ] = None,
     grid: Annotated[
         list[str] | None,
         typer.Option(
-            help="KEY=V1,V2,... a hyperparameter's values, crossed with the seeds (repeat "
-            "for several keys), e.g. optim.learning_rate=1e-3,2e-3",
+            help="KEY=V1,V2,... a setting's values, crossed with the seeds (repeat for "
+            "several keys), e.g. optim.learning_rate=1e-3,2e-3; a key that fixes a shape or "
+            "the code (search.kind, simulations, the network) makes a study, an arm a value",
         ),
     ] = None,
     members_at_once: Annotated[

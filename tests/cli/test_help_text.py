@@ -35,3 +35,10 @@ def test_a_bracketed_default_survives():
     result = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "100"})
     assert "Run directory [default: runs/GAME]" in _words(result.output)
     assert "(pip install jaxzero[wandb])" in _words(result.output)
+
+
+def test_the_command_list_cuts_no_line_off():
+    result = runner.invoke(app, ["--help"], env={"COLUMNS": "80"})
+    listed = result.output.split("Commands:")[1].splitlines()
+    assert len([line for line in listed if line.strip()]) == len(COMMANDS)
+    assert not [line for line in listed if line.rstrip().endswith("...")], result.output
