@@ -237,7 +237,7 @@ class Session:
                 states = game_states(self.env, game.moves, self._step)
             except ValueError as error:
                 raise BoardError(shortened(f"{game.label}: {error}")) from None
-            self._start(states, list(game.moves), game.label, cursor=0)
+            self._start(states, list(game.moves), game.describe(self._names()), cursor=0)
             self.versus = False
             if self.env.num_players == 2:  # the run's own verdicts, for the value graph
                 self._recorded = first_player_values(states, game.values)
@@ -321,7 +321,8 @@ class Session:
         with self._lock:
             first = max(len(self.games) - limit, 0)
             found = range(len(self.games) - 1, first - 1, -1)
-            return [{"index": k, "label": self.games[k].label} for k in found]
+            names = self._names()
+            return [{"index": k, "label": self.games[k].describe(names)} for k in found]
 
     def _status(self, state: State, over: bool) -> str:
         if not over:
@@ -350,6 +351,10 @@ class Session:
             mover = int(analysis.state.current_player)
             values[ply] = analysis.root.chosen_value * (1 if mover == 0 else -1)
         return value_graph_svg(values, len(self.moves), self.cursor, self._name(0))
+
+    def _names(self) -> tuple[str, ...]:
+        """Every player as :meth:`_name` calls them."""
+        return tuple(self._name(k) for k in range(self.env.num_players))
 
     def _name(self, player: int) -> str:
         """``Red``, ``Black``, ``X``: the player as the board draws them, else

@@ -213,9 +213,12 @@ def test_a_runs_recorded_games_step_through(client, tiny_run, session):
     for game in games:  # the search's verdict before each move, for its mover
         assert len(game.values) == len(game.moves) and all(-1 <= v <= 1 for v in game.values)
     labels = client.get("/api/games").json()
-    assert labels[0] == {"index": len(games) - 1, "label": games[-1].label}  # newest first
+    marks = ("X", "O")  # the winner called as the board draws them, not "player 0"
+    assert labels[0] == {"index": len(games) - 1, "label": games[-1].describe(marks)}
+    assert not any("player" in label["label"] for label in labels)
     view = client.post("/api/load", json={"game": 0}).json()
-    assert view["title"] == games[0].label and view["cursor"] == 0 and not view["versus"]
+    assert view["title"] == games[0].describe(marks) and view["cursor"] == 0
+    assert not view["versus"]
     assert len(view["moves"]) == len(games[0].moves)
     # the run's own values drawn over the whole game, before the board searched it
     assert view["value_graph"].count('class="value"') == len(games[0].moves)
@@ -257,6 +260,7 @@ def test_read_games_skips_lines_that_are_not_games(tmp_path):
     games = read_games(tmp_path, num_actions=9)
     assert [game.moves for game in games] == [(4, 0)]
     assert games[0].label == "self-play, iteration 1: 2 moves, player 0 won"
+    assert games[0].describe(("X", "O")) == "self-play, iteration 1: 2 moves, X won"
 
 
 def test_session_refuses_a_seat_the_game_lacks(session):

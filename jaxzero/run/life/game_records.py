@@ -78,20 +78,31 @@ class RecordedGame:
     @property
     def result(self) -> str:
         """``"player 0 won"`` (self-play), ``"random won"``, ``"draw"``, ``"score 12"``."""
+        return self.outcome()
+
+    def outcome(self, names: Sequence[str] = ()) -> str:
+        """:attr:`result`, a self-play winner called by ``names`` (the board's: ``X``,
+        ``Red``) where given."""
         if len(self.returns) == 1:
             return f"score {self.returns[0]:g}"
         best = max(self.returns)
         if all(r == best for r in self.returns):
             return "draw"
         winner = self.returns.index(best)
-        return f"player {winner} won" if self.kind == SELF_PLAY else f"{self.players[winner]} won"
+        if self.kind != SELF_PLAY:
+            return f"{self.players[winner]} won"
+        return f"{names[winner] if winner < len(names) else f'player {winner}'} won"
 
     @property
     def label(self) -> str:
         """``"self-play, iteration 40: 9 moves, player 0 won"`` and the like."""
+        return self.describe()
+
+    def describe(self, names: Sequence[str] = ()) -> str:
+        """:attr:`label`, a self-play winner called by ``names`` where given."""
         seats = "" if self.kind == SELF_PLAY else f" ({' v '.join(self.players)})"
         moves = f"{len(self.moves)} moves"
-        return f"{self.kind}{seats}, iteration {self.iteration}: {moves}, {self.result}"
+        return f"{self.kind}{seats}, iteration {self.iteration}: {moves}, {self.outcome(names)}"
 
 
 @dataclasses.dataclass
@@ -380,10 +391,12 @@ def strip_svg(env: Env, game: RecordedGame, columns: int = 10, step: Any = None)
         who = game.players[int(before.current_player)] if env.num_players > 1 else ""
         text = f"{ply}. {who} {env.action_to_text(action)}".replace("  ", " ")
         svgs.append(board_svg(env, after, last_cell(env, before, action), text))
-    parts = [pictures.text_svg(game.label), pictures.tile(svgs, columns=columns)]
+    names = player_names(env, states[0])
+    parts = [pictures.text_svg(game.describe(names)), pictures.tile(svgs, columns=columns)]
     if game.values and env.num_players == 2:  # the search's verdicts, for the first player
         values = first_player_values(states, game.values)
-        parts.append(value_graph_svg(values, len(game.moves), who=first_player(env, states[0])))
+        who = names[0] if names else "player 0"
+        parts.append(value_graph_svg(values, len(game.moves), who=who))
     return pictures.tile(parts, columns=1, gap=0)
 
 
@@ -396,12 +409,11 @@ def first_player_values(states: Sequence[State], values: Sequence[float]) -> dic
     }
 
 
-def first_player(env: Env, state: State) -> str:
-    """The first player as the board draws them (``Red``, ``Black``, ``X``), else
-    ``player 0``."""
+def player_names(env: Env, state: State) -> tuple[str, ...]:
+    """The players as the board draws them (``Red``, ``Black``, ``X``), the first first;
+    () for a game without a grid."""
     grid = env.grid(state)
-    names = pictures.player_names(grid) if grid is not None else ()
-    return names[0] if names else "player 0"
+    return pictures.player_names(grid) if grid is not None else ()
 
 
 def last_cell(env: Env, before: State, action: int) -> tuple[int, int] | None:

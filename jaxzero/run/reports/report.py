@@ -24,7 +24,13 @@ from jaxzero.run.folder.layout import (
     REPORT_DIR,
     SUMMARY_FILE,
 )
-from jaxzero.run.life.game_records import SELF_PLAY, RecordedGame, read_games, strip_svg
+from jaxzero.run.life.game_records import (
+    SELF_PLAY,
+    RecordedGame,
+    player_names,
+    read_games,
+    strip_svg,
+)
 from jaxzero.run.reports.figures import plt
 from jaxzero.run.reports.markdown import markdown_text
 from jaxzero.run.reports.rows import ReportError, read_elo_rows, read_metrics, record_report
@@ -239,6 +245,8 @@ def chosen_games(games: list[RecordedGame], count: int = STRIPS) -> list[Recorde
 def _game_strips(run_dir: Path, out: Path) -> list[str]:
     """Draw a few of the run's recorded games (``games.jsonl``) move by move, each into
     ``report/game_K.svg``; the summary's lines about them."""
+    import jax
+
     import envs
     from envs.registry import imports_code
     from jaxzero.run.folder.config_file import read_config_file
@@ -262,16 +270,17 @@ def _game_strips(run_dir: Path, out: Path) -> list[str]:
     except (ValueError, TypeError) as error:
         return ["## Games", "", f"Not drawn: {markdown_text(error)}.", ""]
     lines = ["## Games", ""]
-    step = SingleGame(env).step
+    single = SingleGame(env)
+    names = player_names(env, single.init(jax.random.key(0)))  # X, O: as the strips draw them
     for number, recorded in enumerate(games, start=1):
         name = f"game_{number}.svg"
+        label = markdown_text(recorded.describe(names))
         try:
-            svg = strip_svg(env, recorded, step=step)
+            svg = strip_svg(env, recorded, step=single.step)
         except ValueError as error:
-            lines += [f"{markdown_text(recorded.label)}: not drawn ({markdown_text(error)}).", ""]
+            lines += [f"{label}: not drawn ({markdown_text(error)}).", ""]
             continue
         record_report(run_dir, out, [name])
         nolink.write_atomic(run_dir, out / name, svg)
-        label = markdown_text(recorded.label)
         lines += [label, "", f"![{label}]({name})", ""]
     return lines
