@@ -17,7 +17,6 @@ from jaxzero.core.config import (
     NetworkConfig,
     OptimConfig,
     ReplayConfig,
-    SearchConfig,
     SelfPlayConfig,
     TrainConfig,
 )
@@ -28,13 +27,10 @@ from jaxzero.measure.opponents import batched, require_game, sample_legal
 from jaxzero.measure.players import Player
 
 # Sampled first plies cover the odd positions the gate asks about; the decaying rate lets
-# the policy settle. pb_c_init and the root noise's weight are PUCT's own (Gumbel reads
-# neither), at PUCT's best here, so that `search.kind=puct` is compared at its best.
-# The measurements: docs/presets.md, "tic_tac_toe".
+# the policy settle. The measurements: docs/presets.md, "tic_tac_toe".
 PRESET = Config(
     game="tic_tac_toe",
     network=NetworkConfig(kind="mlp"),
-    search=SearchConfig(pb_c_init=10.0, dirichlet_fraction=0.6),
     selfplay=SelfPlayConfig(batch_size=128, moves_per_iteration=9, temperature_moves=4),
     replay=ReplayConfig(capacity=20_000, min_size=512),
     optim=OptimConfig(learning_rate=3e-3, warmup_steps=50, decay_steps=4_800, end_lr_factor=0.05),
