@@ -52,6 +52,7 @@ from jaxzero.run.life.game_records import (
     game_states,
     last_cell,
 )
+from jaxzero.run.life.game_records import player_names as board_names
 
 
 class BoardError(ValueError):
@@ -359,8 +360,7 @@ class Session:
     def _name(self, player: int) -> str:
         """``Red``, ``Black``, ``X``: the player as the board draws them, else
         ``player N`` (0-based, as the library counts)."""
-        grid = self.env.grid(self.states[0])
-        names = player_names(grid) if grid is not None else ()
+        names = board_names(self.env, self.states[0])
         return names[player] if player < len(names) else f"player {player}"
 
     def _returns(self) -> np.ndarray:

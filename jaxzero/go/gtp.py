@@ -41,7 +41,12 @@ import numpy as np
 
 from envs.go import Go, GoState, action_to_gtp, gtp_to_action, score
 from jaxzero.core.single_game import SingleGame, batch_of_one
-from jaxzero.measure.roots import RootAnalysis, analyze_position, principal_variation
+from jaxzero.measure.roots import (
+    RootAnalysis,
+    analyze_position,
+    most_visited_first,
+    principal_variation,
+)
 from jaxzero.run.agents.agent import Agent
 
 COMMANDS = (
@@ -368,10 +373,9 @@ def _ascii_lower(word: str) -> str:
 
 
 def _order(root: RootAnalysis) -> list[int]:
-    """The moves the search visited, the chosen one first, then by visits (prior on a
-    tie): an analysis's ``order``."""
-    visited = [int(a) for a in np.flatnonzero(root.visits > 0) if a != root.chosen]
-    rest = sorted(visited, key=lambda a: (-root.visits[a], -root.prior[a]))
+    """The moves the search visited, the chosen one first, then as the analysis table
+    lists them: an analysis's ``order``."""
+    rest = [a for a in most_visited_first(root) if a != root.chosen and root.visits[a] > 0]
     return [root.chosen, *rest]
 
 

@@ -83,7 +83,7 @@ def analyze_position(player: SearchPlayer, params: Any, state: State, key: Array
     )
 
 
-def _most_visited_first(root: RootAnalysis) -> list[int]:
+def most_visited_first(root: RootAnalysis) -> list[int]:
     """The legal moves, most visited first (the higher prior first on a tie)."""
     legal = np.flatnonzero(root.legal).tolist()
     return sorted(legal, key=lambda a: (-root.visits[a], -root.prior[a]))
@@ -100,7 +100,7 @@ def format_root(root: RootAnalysis, env: Env) -> str:
         f"{root.search_value:+.3f} (all for the side to move)",
         f"{'move':<{width}}  {'prior':>6}  {'visits':>6}  {'Q':>7}  {name:>{max(6, len(name))}}",
     ]
-    order = _most_visited_first(root)
+    order = most_visited_first(root)
     for a in order:
         q = f"{root.q[a]:+7.3f}" if root.visits[a] > 0 else f"{'-':>7}"
         mark = "  <- chosen" if a == root.chosen else ""
@@ -116,7 +116,7 @@ def root_rows(root: RootAnalysis, env: Env) -> list[dict[str, Any]]:
     """:func:`format_root`'s rows as data (the web board draws them as a table): per legal
     move, most visited first, ``{"move", "prior", "visits", "q", "policy", "chosen"}``
     (``q`` None for a move the search did not visit)."""
-    order = _most_visited_first(root)
+    order = most_visited_first(root)
     return [
         {
             "move": env.action_to_text(int(a)),
