@@ -210,7 +210,7 @@ def tile(svgs: Sequence[str], columns: int = 4, gap: int = 12) -> str:
     Returns:
         One SVG document holding them all.
     """
-    sizes = [_size(svg) for svg in svgs]
+    sizes = [svg_size(svg) for svg in svgs]
     columns = max(1, min(columns, len(svgs)))
     cell_w = max(w for w, _ in sizes) + gap
     rows = [sizes[k : k + columns] for k in range(0, len(svgs), columns)]
@@ -238,7 +238,7 @@ def check_svg(svg: str) -> None:
     except ElementTree.ParseError as error:
         raise AssertionError(f"the picture is not well-formed XML: {error}") from None
     assert root.tag == f"{{{SVG_NS}}}svg", f"the picture's root is {root.tag}, not an <svg>"
-    width, height = _size(svg)
+    width, height = svg_size(svg)
     assert width > 0 and height > 0, f"the picture has no size ({width} x {height})"
     assert "<script" not in svg, "a picture holds no script"
 
@@ -293,7 +293,7 @@ def _document(width: float, height: float, body: list[str], caption: str) -> str
     )
 
 
-def _size(svg: str) -> tuple[float, float]:
+def svg_size(svg: str) -> tuple[float, float]:
     """The width and height the root <svg> declares (its unit dropped: px, pt, ...), or
     its viewBox's; (0, 0) when it declares neither."""
     head = re.search(r"<svg\b[^>]*>", svg)

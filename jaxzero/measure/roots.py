@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -248,7 +248,12 @@ def root_svg(env: Env, state: State, root: RootAnalysis) -> str:
 
 
 def value_graph_svg(
-    values: Mapping[int, float], plies: int, cursor: int | None = None, who: str = "player 0"
+    values: Mapping[int, float],
+    plies: int,
+    cursor: int | None = None,
+    who: str = "player 0",
+    width: float = 360,
+    xs: Sequence[float] | None = None,
 ) -> str:
     """A game's values ply by ply, as KaTrain and Lizzie draw them: a line over [-1, 1].
 
@@ -258,13 +263,20 @@ def value_graph_svg(
         plies: the game's length so far (the x axis runs 0..plies).
         cursor: a ply to mark (the position shown), or None.
         who: whose value it is, for the caption.
+        width: the picture's width in pixels.
+        xs: where each ply 0..plies sits across the picture (under a strip's boards, say);
+            by default the plies are spread evenly over the width.
 
     Returns:
-        One SVG document, 360 x 130 px.
+        One SVG document, ``width`` x 130 px.
     """
-    width, height, left, top, inner = 360, 130, 34, 8, 88  # inner: the plot's height
-    span = width - left - 10
-    x = lambda ply: left + span * ply / max(plies, 1)  # noqa: E731
+    height, top, inner = 130, 8, 88  # inner: the plot's height
+    if xs is None:
+        left, span = 34.0, width - 34.0 - 10
+        x = lambda ply: left + span * ply / max(plies, 1)  # noqa: E731
+    else:
+        left, span = xs[0], xs[plies] - xs[0]
+        x = lambda ply: xs[ply]  # noqa: E731
     y = lambda v: top + inner * (1 - (min(max(v, -1.0), 1.0) + 1) / 2)  # noqa: E731
     body = [
         f'<rect x="{left}" y="{top}" width="{span}" height="{inner}" fill="#fafafa" '

@@ -28,7 +28,13 @@ from jaxzero.measure.roots import principal_variation
 from jaxzero.run.agents.agent import load_agent
 from jaxzero.run.folder import manifest
 from jaxzero.run.folder.layout import GAMES_FILE
-from jaxzero.run.life.game_records import GameRecorder, first_player_values, read_games
+from jaxzero.run.life.game_records import (
+    GameRecorder,
+    RecordedGame,
+    first_player_values,
+    read_games,
+    strip_svg,
+)
 from jaxzero.run.reports.report import STRIPS, write_report
 
 JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
@@ -392,3 +398,27 @@ def test_a_games_values_are_drawn_for_the_first_player():
     """Each value is its mover's: the second player's are negated for the first's graph."""
     states = [SimpleNamespace(current_player=np.int32(k % 2)) for k in range(4)]
     assert first_player_values(states, [0.5, 0.25, -0.75]) == {0: 0.5, 1: -0.25, 2: -0.75}
+
+
+@pytest.mark.parametrize("columns", [10, 3])
+def test_a_strips_values_sit_under_their_boards_when_the_boards_fit_a_row(ttt, columns):
+    """Ply k's value under board k (the start is board 0) in a strip of one row; over the
+    strip's width, evenly, when the boards wrap."""
+    game = RecordedGame(0, "self-play", ("jaxzero",) * 2, (4, 0, 8), (0.0, 0.0), (0.1, -0.2, 0.3))
+    strip = strip_svg(ttt, game, columns=columns)
+    boards = [  # each board's x and width inside the strip's row of pictures
+        (float(x), float(w))
+        for x, w in re.findall(
+            r'<svg x="([\d.]+)" y="0.0" [^>]*width="(\d+)" height="1[45]\d"', strip
+        )
+    ]
+    assert len(boards) == min(columns, 4), boards  # the first row's
+    graph = strip[strip.index("value for X") - 3000 :]
+    cx = {int(p): float(x) for p, x in re.findall(r'data-ply="(\d+)" cx="([\d.]+)"', graph)}
+    assert sorted(cx) == [0, 1, 2]
+    centres = [x + w / 2 for x, w in boards]
+    if columns == 10:
+        assert [round(cx[p], 1) for p in range(3)] == [round(c, 1) for c in centres[:3]]
+    else:  # two rows: plies 0..3 spread over the strip's width
+        assert cx[0] < cx[1] < cx[2] and cx[2] - cx[1] == pytest.approx(cx[1] - cx[0], abs=0.2)
+        assert round(cx[1], 1) != round(centres[1], 1)

@@ -367,9 +367,14 @@ def _same(a: State, b: State) -> bool:
     )
 
 
+STRIP_GAP = 12  # pixels between a strip's boards
+
+
 def strip_svg(env: Env, game: RecordedGame, columns: int = 10, step: Any = None) -> str:
     """A recorded game move by move: its start and the position after each move, the
-    move played under each (a grid game's last move ringed).
+    move played under each (a grid game's last move ringed), and under them the search's
+    value ply by ply (a two-player game whose record holds them), each value under its
+    board when the boards fit one row.
 
     Args:
         env: the game.
@@ -392,11 +397,17 @@ def strip_svg(env: Env, game: RecordedGame, columns: int = 10, step: Any = None)
         text = f"{ply}. {who} {env.action_to_text(action)}".replace("  ", " ")
         svgs.append(board_svg(env, after, last_cell(env, before, action), text))
     names = player_names(env, states[0])
-    parts = [pictures.text_svg(game.describe(names)), pictures.tile(svgs, columns=columns)]
+    boards = pictures.tile(svgs, columns=columns, gap=STRIP_GAP)
+    parts = [pictures.text_svg(game.describe(names)), boards]
     if game.values and env.num_players == 2:  # the search's verdicts, for the first player
         values = first_player_values(states, game.values)
         who = names[0] if names else "player 0"
-        parts.append(value_graph_svg(values, len(game.moves), who=who))
+        width = pictures.svg_size(boards)[0]
+        # one row: each ply's value under its board (tile's cells: the widest + the gap)
+        cell = max(pictures.svg_size(svg)[0] for svg in svgs) + STRIP_GAP
+        centres = [k * cell + pictures.svg_size(svg)[0] / 2 for k, svg in enumerate(svgs)]
+        under = centres if len(svgs) <= columns else None
+        parts.append(value_graph_svg(values, len(game.moves), who=who, width=width, xs=under))
     return pictures.tile(parts, columns=1, gap=0)
 
 
