@@ -170,13 +170,14 @@ def metric_range(metric: str) -> tuple[float, float]:
 
 
 def _interval(metric: str, values: list[float]) -> str:
-    """``mean [low, high]`` over the seeds, within the metric's range; one value when
-    every seed measured the same."""
+    """``mean [low, high]`` over the seeds, within the metric's range; the value alone,
+    said to be every seed's, when the seeds measured the same (a figure the config fixes,
+    such as positions per iteration, or a tie)."""
     mean, low, high = mean_interval(values)
     if len(values) == 1:
         return f"{mean:.4g}"
     if max(values) == min(values):
-        return f"{mean:.4g} (one value for every seed)"
+        return f"{mean:.4g} (all {len(values)} seeds alike: no interval)"
     bottom, top = metric_range(metric)
     return f"{mean:.4g} [{max(low, bottom):.4g}, {min(high, top):.4g}]"
 
