@@ -85,6 +85,11 @@ TINY: dict[str, Any] = {
     "train.log_every": 1,
     "train.checkpoint_every": 2,
 }
+# TINY on the command line (``jaxzero train GAME *TINY_ARGS``): a run of it compiles the
+# programs of ``tiny_config(GAME)``, which the workers compile too, so whichever process
+# comes second reads them from the compile cache. Its train.* (how often a run logs and
+# saves, no part of a program) left to each test.
+TINY_ARGS = [f"{key}={value}" for key, value in TINY.items() if not key.startswith("train.")]
 
 
 def tiny_config(game: str, **overrides: Any) -> Config:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import TINY_ARGS
+
 from jaxzero.cli.agents import say_which
 from jaxzero.run.agents.agent import load_agent
 
@@ -16,9 +18,7 @@ JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
 
 def test_a_long_message_is_not_broken_when_piped(tmp_path):
     deep = tmp_path / ("a-rather-long-folder-name-" * 4) / "run"
-    tiny = ["selfplay.batch_size=8", "selfplay.moves_per_iteration=2", "replay.capacity=64",
-            "replay.min_size=8", "optim.minibatch_size=8", "network.hidden_size=16",
-            "search.num_simulations=2", "evaluation.every=0"]  # fmt: skip
+    tiny = [*TINY_ARGS, "evaluation.every=0"]
     args = [JAXZERO, "train", "tic_tac_toe", *tiny, "--iterations", "1", "--out", str(deep)]
     done = subprocess.run(args, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import TINY_ARGS
 from helpers import error_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,11 +28,7 @@ from jaxzero.run.studies.comparison import MARK, Arm, write_comparison
 from jaxzero.run.studies.study import make_study, write_study
 
 runner = CliRunner()
-TINY = [
-    "selfplay.batch_size=8", "selfplay.moves_per_iteration=3", "replay.capacity=256",
-    "replay.min_size=16", "optim.minibatch_size=16", "optim.updates_per_iteration=2",
-    "search.num_simulations=4", "evaluation.simulations=4", "network.hidden_size=16",
-]  # fmt: skip
+TINY = TINY_ARGS
 
 
 def _outside(root: Path) -> Path:

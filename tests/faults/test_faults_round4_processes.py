@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jax.numpy as jnp
 import pytest
+from conftest import TINY_ARGS
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
@@ -23,13 +24,8 @@ from jaxzero.run.life import ways
 from jaxzero.run.studies.study import make_study, typed_trust
 
 runner = CliRunner()
-# tests/run/studies/test_study.py's study, no evaluation
-TINY = [
-    "selfplay.batch_size=8", "selfplay.moves_per_iteration=2", "replay.capacity=64",
-    "replay.min_size=8", "optim.minibatch_size=8", "optim.updates_per_iteration=1",
-    "network.hidden_size=16", "search.num_simulations=2",
-    "search.max_num_considered_actions=2", "evaluation.every=0",
-]  # fmt: skip
+# tests/run/studies/test_study.py's study (the same programs), no evaluation
+TINY = [*TINY_ARGS, "evaluation.every=0"]
 
 # Imported in place of the real typer by any process that puts its working directory on
 # sys.path: it leaves a mark, then stops the process.
@@ -216,7 +212,7 @@ def _set_config(section: str, key: str, value):
     ("edit", "named"),
     [
         (_set_arm("kind-puct", "search.kind", "gumbel"), "arm kind-puct search.kind"),
-        (_set_config("search", "num_simulations", 4), "arm kind-puct search.num_simulations"),
+        (_set_config("search", "num_simulations", 8), "arm kind-puct search.num_simulations"),
         (_set_config("optim", "learning_rate", 0.5), "arm kind-puct optim.learning_rate"),
         (lambda data: data.update(seeds=[0, 7]), "arm kind-puct seeds"),
         (lambda data: data.update(hyper={"optim.learning_rate": [0.1, 0.2]}),

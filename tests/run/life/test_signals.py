@@ -12,14 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import TINY_ARGS
 
-TINY = [
-    "selfplay.batch_size=8", "selfplay.moves_per_iteration=3", "replay.capacity=256",
-    "replay.min_size=16", "optim.minibatch_size=16", "optim.updates_per_iteration=2",
-    "search.num_simulations=4", "evaluation.simulations=4", "evaluation.every=0",
-    "train.checkpoint_every=1", "network.channels=8", "network.num_blocks=1",
-    "network.value_hidden=16",
-]  # fmt: skip
+TINY = [*TINY_ARGS, "evaluation.every=0", "train.checkpoint_every=1"]
 JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
 
 

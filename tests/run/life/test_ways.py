@@ -10,18 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import TINY_ARGS
 
 from jaxzero.core.config import apply_overrides
 from jaxzero.core.presets import get_preset
 from jaxzero.run.life import ways
 
 ROOT = Path(__file__).resolve().parents[3]
-TINY = [
-    "selfplay.batch_size=8", "selfplay.moves_per_iteration=2", "replay.capacity=64",
-    "replay.min_size=8", "optim.minibatch_size=8", "optim.updates_per_iteration=2",
-    "network.hidden_size=16", "search.num_simulations=2",
-    "search.max_num_considered_actions=2", "evaluation.every=0",
-]  # fmt: skip
+TINY = [*TINY_ARGS, "evaluation.every=0"]
 
 
 def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:

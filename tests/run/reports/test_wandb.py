@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import wandb  # jaxzero[wandb]; the dev extra (`make setup`) installs it
+from conftest import TINY_ARGS
 
 from jaxzero.run.reports.report import write_report
 from jaxzero.run.reports.wandb_hook import WandbLogger, WandbProblem
@@ -169,11 +170,7 @@ def test_the_command_line_logs_with_wandb_and_says_when_the_extra_is_missing(
 
     from jaxzero.cli import app
 
-    tiny = [
-        "selfplay.batch_size=4", "selfplay.moves_per_iteration=2", "search.num_simulations=2",
-        "replay.capacity=64", "replay.min_size=8", "optim.minibatch_size=8",
-        "network.hidden_size=8", "optim.updates_per_iteration=1", "evaluation.every=0",
-    ]  # fmt: skip
+    tiny = [*TINY_ARGS, "evaluation.every=0"]
     args = ["train", "tic_tac_toe", *tiny, "--iterations", "1", "--wandb", "jz"]
     done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run")])
     assert done.exit_code == 0, done.output

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TINY as TINY_SETTINGS
+from conftest import TINY_ARGS
 from typer.testing import CliRunner
 
 from jaxzero.cli import app
@@ -32,11 +32,8 @@ JAXZERO = str(Path(sys.executable).with_name("jaxzero"))
 ARMS = ("kind-puct", "kind-gumbel")
 # The suite's tiny tic-tac-toe on the command line: the arms' programs are those of every
 # other tic-tac-toe study the suite trains (examples/experiment.py, compare_search's smoke
-# tier), compiled once and read back from the compile cache. Its train.* (how often a run
-# logs and saves, no part of a program) left at the preset's: a metrics row at every
-# iteration would have the reports draw every metric.
-TINY = [f"{key}={value}" for key, value in TINY_SETTINGS.items() if not key.startswith("train.")]
-TINY += ["evaluation.every=2"]
+# tier, tests/faults' studies), compiled once and read back from the compile cache.
+TINY = [*TINY_ARGS, "evaluation.every=2"]
 
 
 @pytest.fixture(scope="module")
