@@ -106,6 +106,7 @@ def _unrolled_buffer(capacity: int, lengths: list[int], num_actions: int = 9):
     g has observation value 100·g + i, move i, reward g + i/10 and policy one-hot(i)."""
     env = envs.make("tic_tac_toe")
     buffer = replay.init_replay(env, capacity, sequences=True)
+    add = jax.jit(replay.add)  # one program a game length, not one a replay op
     for g, n in enumerate(lengths):
         i = np.arange(n)
         obs = np.zeros((n, *env.observation_shape), np.float32)
@@ -119,7 +120,7 @@ def _unrolled_buffer(capacity: int, lengths: list[int], num_actions: int = 9):
             reward=jnp.asarray(g + i / 10, jnp.float32),
             remaining=jnp.asarray(n - 1 - i, jnp.int32),
         )
-        buffer = replay.add(buffer, batch, jnp.ones((n,), bool))
+        buffer = add(buffer, batch, jnp.ones((n,), bool))
     return buffer
 
 
@@ -127,7 +128,7 @@ def test_an_unroll_reads_a_games_next_positions_and_absorbs_past_its_end():
     # 5 + 4 + 4 = 13 positions in a ring of 10: the first game's first three overwritten,
     # the last game wrapping around the ring's end (slots 9, 0, 1, 2)
     buffer = _unrolled_buffer(10, [5, 4, 4])
-    sample = unroll.sample_unroll(buffer, jax.random.key(0), 256, K)
+    sample = jax.jit(lambda b, k: unroll.sample_unroll(b, k, 256, K))(buffer, jax.random.key(0))
     values = np.asarray(sample.value_target)  # 100·g + i where real
     real = np.asarray(sample.real)
     policy = np.asarray(sample.policy)
@@ -158,7 +159,9 @@ def test_an_unroll_reads_a_games_next_positions_and_absorbs_past_its_end():
 def test_a_symmetry_maps_the_moves_with_the_policies():
     env = envs.make("tic_tac_toe")
     buffer = _unrolled_buffer(64, [9, 7])
-    sample = unroll.sample_unroll(buffer, jax.random.key(3), 128, K, env.symmetries)
+    sample = jax.jit(lambda b, k: unroll.sample_unroll(b, k, 128, K, env.symmetries))(
+        buffer, jax.random.key(3)
+    )
     real = np.asarray(sample.real)
     policy_move = np.argmax(np.asarray(sample.policy), axis=-1)  # one-hot(move) mapped
     moved = real[:, :K]
@@ -197,8 +200,8 @@ def test_the_learned_search_flags_moves_off_the_rules_and_passes_the_turn(ttt_mo
     model = model_lib.LearnedModel(network, num_players=2)
     states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 2))
     states = jax.vmap(env.step)(states, jnp.array([4, 4]))  # the centre taken
-    root = model.root(params, states)
-    step = model.recurrent_fn(env)
+    root = jax.jit(model.root)(params, states)
+    step = jax.jit(model.recurrent_fn(env))
     out, node = step(params, jax.random.key(1), jnp.array([0, 4]), root.embedding)
     assert list(np.asarray(node.off_rules)) == [False, True]  # 4 again: illegal
     np.testing.assert_array_equal(out.discount, [-1.0, -1.0])
@@ -229,10 +232,13 @@ def test_a_learned_search_runs_from_the_observation(ttt_model, learned_config):
         learned_config.search, model_lib.learned_model(learned_config, env, network)
     )
     states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 3))
-    output = run_search(
-        params, states, jax.random.key(1), env, network.apply, make_search(learned_config.search),
-        num_simulations=8, options=options, noise=False,
+    search = jax.jit(
+        lambda params, states, key: run_search(
+            params, states, key, env, network.apply, make_search(learned_config.search),
+            num_simulations=8, options=options, noise=False,
+        )
     )  # fmt: skip
+    output = search(params, states, jax.random.key(1))
     assert output.action_weights.shape == (3, 9)
     np.testing.assert_allclose(output.action_weights.sum(-1), 1.0, rtol=1e-5)
     with pytest.raises(ValueError, match="reuse_tree"):
@@ -249,11 +255,13 @@ def test_reanalyse_gives_fresh_targets_to_the_first_rows_only(ttt_model, learned
 
     model = model_lib.LearnedModel(network, 2)
     buffer = _unrolled_buffer(64, [9, 7])
-    sample = unroll.sample_unroll(buffer, jax.random.key(5), 8, K)
-    fresh = unroll.reanalyse(
-        params, sample, jax.random.key(6), model=model, env=env,
-        policy=make_search(learned_config.search), num_simulations=4, rows=3,
-    )  # fmt: skip
+    sample = jax.jit(lambda b, k: unroll.sample_unroll(b, k, 8, K))(buffer, jax.random.key(5))
+    fresh = jax.jit(
+        lambda params, sample, key: unroll.reanalyse(
+            params, sample, key, model=model, env=env,
+            policy=make_search(learned_config.search), num_simulations=4, rows=3,
+        )
+    )(params, sample, jax.random.key(6))  # fmt: skip
     np.testing.assert_array_equal(fresh.policy[3:], sample.policy[3:])
     np.testing.assert_array_equal(fresh.value_target[3:], sample.value_target[3:])
     real = np.asarray(sample.real[:3])

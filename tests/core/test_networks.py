@@ -21,9 +21,9 @@ from jaxzero.run.folder.config_file import read_config_dict
 def test_policy_and_value_depend_on_the_position(kind, game):
     env = envs.make(game)
     network = make_network(NetworkConfig(kind=kind, num_blocks=1, channels=8), env)
-    params = init_params(network, env, jax.random.key(0))
+    params = jax.jit(lambda key: init_params(network, env, key))(jax.random.key(0))
     observations = jax.random.bernoulli(jax.random.key(1), 0.3, (16, *env.observation_shape))
-    logits, value = make_apply_fn(network)(params, observations)
+    logits, value = jax.jit(make_apply_fn(network))(params, observations)
     assert logits.shape == (16, env.num_actions) and value.shape == (16,)
     assert float(jnp.std(value)) > 1e-4, "the value head ignores its input"
     assert float(jnp.std(logits, axis=0).mean()) > 1e-4, "the policy head ignores its input"
@@ -84,11 +84,13 @@ def test_value_head_width_is_configurable_and_old_runs_keep_the_original_head():
         config = NetworkConfig(
             kind="resnet", channels=16, value_channels=value_channels, value_hidden=value_hidden
         )
-        params = init_params(make_network(config, env), env, jax.random.key(0))["params"]
+        network = make_network(config, env)
+        params = jax.jit(lambda key, n=network: init_params(n, env, key))(jax.random.key(0))
+        params = params["params"]
         shapes[value_channels] = {
             name: layer["kernel"].shape for name, layer in params.items() if "kernel" in layer
         }
-        logits, value = make_apply_fn(make_network(config, env))(
+        logits, value = jax.jit(make_apply_fn(network))(
             {"params": params}, jnp.zeros((3, *env.observation_shape))
         )
         assert logits.shape == (3, 7) and value.shape == (3,)
@@ -103,7 +105,7 @@ def test_symmetry_averaged_network_is_equivariant_and_an_average(game):
     the G views, mapped back to the original actions."""
     env = envs.make(game)
     network = make_network(NetworkConfig(kind="resnet", num_blocks=1, channels=8), env)
-    params = init_params(network, env, jax.random.key(0))
+    params = jax.jit(lambda key: init_params(network, env, key))(jax.random.key(0))
     plain = make_apply_fn(network)
     averaged = symmetry_averaged(plain, env.symmetries)
     assert averaged == symmetry_averaged(plain, env.symmetries)  # equal: compiles are shared
@@ -117,8 +119,12 @@ def test_symmetry_averaged_network_is_equivariant_and_an_average(game):
         assert jnp.allclose(logits_moved, expected, atol=1e-5)
         assert jnp.allclose(value_moved, value, atol=1e-6)
     # The mean of the views, each mapped back: element 0 (identity) is the plain network.
-    views = [plain(params, jax.vmap(lambda o, e=e: sym.transform_observation(o, e))(obs))
-             for e in range(sym.size)]  # fmt: skip
+    views = jax.jit(
+        lambda params, obs: [
+            plain(params, jax.vmap(lambda o, e=e: sym.transform_observation(o, e))(obs))
+            for e in range(sym.size)
+        ]
+    )(params, obs)
     inverse = np.argsort(sym.action_index, axis=1)
     back = [jax.nn.softmax(lg)[:, inverse[e]] for e, (lg, _) in enumerate(views)]
     assert jnp.allclose(jax.nn.softmax(logits), jnp.mean(jnp.stack(back), 0), atol=1e-6)
