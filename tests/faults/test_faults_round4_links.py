@@ -28,7 +28,6 @@ from jaxzero.run.studies.comparison import MARK, Arm, write_comparison
 from jaxzero.run.studies.study import make_study, write_study
 
 runner = CliRunner()
-TINY = TINY_ARGS
 
 
 def _outside(root: Path) -> Path:
@@ -71,13 +70,13 @@ def test_a_link_at_a_runs_own_file_is_named_as_a_link(tiny_run, tmp_path, name):
     outside = _outside(tmp_path)
     run = _copy(tiny_run, tmp_path)
     _link(run / name, outside / "thesis.txt")
-    for how in (["--resume"], ["tic_tac_toe", *TINY, "--force"]):
+    for how in (["--resume"], ["tic_tac_toe", *TINY_ARGS, "--force"]):
         args = ["train", *how, "--out", str(run), "--iterations", "5"]
         line = error_line(runner.invoke(app, args))
         assert f"{name} is a symbolic link" in line, (how, line)
 
 
-@pytest.mark.parametrize("how", [["--resume"], ["tic_tac_toe", *TINY, "--force"]])
+@pytest.mark.parametrize("how", [["--resume"], ["tic_tac_toe", *TINY_ARGS, "--force"]])
 def test_the_run_lock_never_truncates_what_a_link_points_at(tiny_run, tmp_path, how):
     outside = _outside(tmp_path)
     run = _copy(tiny_run, tmp_path)
@@ -132,7 +131,7 @@ def test_a_study_arm_that_is_a_link_is_refused_and_its_target_kept(tiny_run, tmp
     config = apply_overrides(ttt_config, {"search.kind": "puct"})
     write_study(shared, make_study(config, seeds=2, grid={"search.kind": ["puct", "gumbel"]}))
     _link(shared / "arms" / "kind-puct", Path("..") / ".." / "run")
-    args = ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--grid", "search.kind=puct,gumbel"]
+    args = ["train", "tic_tac_toe", *TINY_ARGS, "--seeds", "2", "--grid", "search.kind=puct,gumbel"]
     line = error_line(runner.invoke(app, [*args, "--force", "--out", str(shared)]))
     assert "kind-puct is a symbolic link" in line
     assert _snapshot(mine) == before
@@ -144,7 +143,7 @@ def test_a_member_folder_that_is_a_link_is_refused_and_its_target_kept(tiny_run,
     population = tmp_path / "population"
     shutil.copytree(tiny_run, population)
     _link(population / "members" / "0", Path("..") / ".." / "run")
-    args = ["train", "tic_tac_toe", *TINY, "--seeds", "2", "--force", "--out", str(population)]
+    args = ["train", "tic_tac_toe", *TINY_ARGS, "--seeds", "2", "--force", "--out", str(population)]
     line = error_line(runner.invoke(app, args))
     assert "members/0 is a symbolic link" in line
     assert _snapshot(mine) == before
@@ -161,7 +160,7 @@ def test_a_linked_folder_of_the_run_is_refused_before_anything_is_deleted(
     run = _copy(tiny_run, tmp_path)
     _link(run / where, outside / "photos")
     before, kept = _snapshot(outside), _snapshot(run)
-    for how in (["tic_tac_toe", *TINY, "--force"], ["--resume"]):
+    for how in (["tic_tac_toe", *TINY_ARGS, "--force"], ["--resume"]):
         args = ["train", *how, "--out", str(run), "--iterations", "5"]
         line = error_line(runner.invoke(app, args))
         assert f"{where} is a symbolic link" in line, how

@@ -402,11 +402,12 @@ def strip_svg(env: Env, game: RecordedGame, columns: int = 10, step: Any = None)
     if game.values and env.num_players == 2:  # the search's verdicts, for the first player
         values = first_player_values(states, game.values)
         who = names[0] if names else "player 0"
+        under = None
+        if len(svgs) <= columns:  # one row: each ply's value under its board
+            widths = [pictures.svg_size(svg)[0] for svg in svgs]
+            cell = max(widths) + STRIP_GAP  # tile's cells: the widest + the gap
+            under = [k * cell + w / 2 for k, w in enumerate(widths)]
         width = pictures.svg_size(boards)[0]
-        # one row: each ply's value under its board (tile's cells: the widest + the gap)
-        cell = max(pictures.svg_size(svg)[0] for svg in svgs) + STRIP_GAP
-        centres = [k * cell + pictures.svg_size(svg)[0] / 2 for k, svg in enumerate(svgs)]
-        under = centres if len(svgs) <= columns else None
         parts.append(value_graph_svg(values, len(game.moves), who=who, width=width, xs=under))
     return pictures.tile(parts, columns=1, gap=0)
 
